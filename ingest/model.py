@@ -1,0 +1,300 @@
+"""The records that flow through ingest: parsed documents, validated metadata, chunks.
+
+Everything here is a frozen value. Parsing, validation and chunking are pure functions
+from one of these to another; only the stores and the pipeline touch the outside world.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any, Mapping
+
+BLOCK_KINDS = ("heading", "paragraph", "list", "table", "code")
+FORMATS = ("markdown", "html", "text", "pdf")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One structural block of a parsed document.
+
+    ``text[start:end]`` of the owning document is exactly this block's text.
+    ``heading_path`` is the chain of headings the block lies under; for a heading
+    block it ends with the heading itself. ``pages`` lists every PDF page the
+    block's characters lie on, first to last (empty for other formats).
+    """
+
+    kind: str
+    start: int
+    end: int
+    level: int = 0  # heading level 1-6; 0 for non-headings
+    heading_path: tuple[str, ...] = ()
+    pages: tuple[int, ...] = ()
+
+    @property
+    def section(self) -> str:
+        return self.heading_path[-1] if self.heading_path else ""
+
+
+@dataclass(frozen=True)
+class ParsedDocument:
+    """The one parsed form shared by every format.
+
+    ``metadata`` holds the raw fields found in the file itself (front matter,
+    HTML ``<meta>``, PDF document information), not yet validated.
+    ``page_starts`` (PDF only) gives the offset in ``text`` at which each page
+    begins, page 1 first, so the pages of any span can be computed.
+    """
+
+    format: str
+    text: str
+    blocks: tuple[Block, ...]
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    page_starts: tuple[int, ...] = ()
+
+    def pages_of(self, start: int, end: int) -> tuple[int, ...]:
+        """Every page the characters ``text[start:end]`` lie on, first to last."""
+        if not self.page_starts:
+            return ()
+        first = last = 1
+        for number, offset in enumerate(self.page_starts, start=1):
+            if offset <= start:
+                first = number
+            if offset < max(end, start + 1):
+                last = number
+        return tuple(range(first, max(first, last) + 1))
+
+
+class UnreadableFile(Exception):
+    """A file that cannot be parsed: empty, binary, not UTF-8, not a PDF, encrypted, no text."""
+
+
+@dataclass(frozen=True)
+class DocumentMeta:
+    """Validated metadata of one document version."""
+
+    doc_id: str
+    version: str
+    title: str
+    access: str
+    effective_from: date | None = None
+    effective_to: date | None = None
+    status: str = "current"
+    superseded_by: str | None = None
+    tags: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.doc_id}@{self.version}"
+
+    def in_force(self, day: date) -> bool:
+        if self.effective_from and day < self.effective_from:
+            return False
+        if self.effective_to and day > self.effective_to:
+            return False
+        return True
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    """A document that passed validation: where it came from, its bytes' hash, parse and metadata."""
+
+    source: str  # path relative to the corpus root, with forward slashes
+    sha256: str
+    parsed: ParsedDocument
+    meta: DocumentMeta
+
+
+@dataclass(frozen=True)
+class DocumentProblems:
+    """Every problem found for one file (or one doc_id shared by several files)."""
+
+    source: str
+    doc_id: str | None
+    problems: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "doc_id": self.doc_id, "problems": list(self.problems)}
+
+
+def chunk_id(doc_id: str, version: str, start: int, end: int) -> str:
+    """The stable ID of a chunk: 20 hex chars of SHA-256 of ``doc_id|version|start|end``."""
+    return hashlib.sha256(f"{doc_id}|{version}|{start}|{end}".encode("utf-8")).hexdigest()[:20]
+
+
+SHORT_ID = 12
+MIN_PREFIX = 8
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One citable chunk, exactly the record stored in every store."""
+
+    chunk_id: str
+    doc_id: str
+    version: str
+    title: str
+    section: str
+    sections: tuple[str, ...]
+    heading_path: tuple[str, ...]
+    position: int
+    start: int
+    end: int
+    pages: tuple[int, ...]
+    text: str
+    word_count: int
+    access: str
+    effective_from: str | None
+    effective_to: str | None
+    status: str
+    superseded_by: str | None
+    tags: tuple[str, ...]
+    source: str
+    source_sha256: str
+    chunker: str
+
+    @property
+    def short_id(self) -> str:
+        return self.chunk_id[:SHORT_ID]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "chunk_id": self.chunk_id,
+            "doc_id": self.doc_id,
+            "version": self.version,
+            "title": self.title,
+            "section": self.section,
+            "sections": list(self.sections),
+            "heading_path": list(self.heading_path),
+            "position": self.position,
+            "start": self.start,
+            "end": self.end,
+            "pages": list(self.pages),
+            "text": self.text,
+            "word_count": self.word_count,
+            "access": self.access,
+            "effective_from": self.effective_from,
+            "effective_to": self.effective_to,
+            "status": self.status,
+            "superseded_by": self.superseded_by,
+            "tags": list(self.tags),
+            "source": self.source,
+            "source_sha256": self.source_sha256,
+            "chunker": self.chunker,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Chunk":
+        return cls(
+            chunk_id=data["chunk_id"],
+            doc_id=data["doc_id"],
+            version=data["version"],
+            title=data["title"],
+            section=data["section"],
+            sections=tuple(data.get("sections") or ()),
+            heading_path=tuple(data.get("heading_path") or ()),
+            position=int(data["position"]),
+            start=int(data["start"]),
+            end=int(data["end"]),
+            pages=tuple(int(p) for p in data.get("pages") or ()),
+            text=data["text"],
+            word_count=int(data["word_count"]),
+            access=data["access"],
+            effective_from=data.get("effective_from"),
+            effective_to=data.get("effective_to"),
+            status=data.get("status") or "current",
+            superseded_by=data.get("superseded_by"),
+            tags=tuple(data.get("tags") or ()),
+            source=data["source"],
+            source_sha256=data["source_sha256"],
+            chunker=data["chunker"],
+        )
+
+    def citation(self) -> str:
+        """What a person follows back to the source: title, section, version, pages."""
+        parts = [f"“{self.title}”"]
+        if self.section:
+            parts.append(f"section “{self.section}”")
+        parts.append(f"version {self.version}")
+        if self.pages:
+            pages = self.pages
+            parts.append(f"page {pages[0]}" if len(pages) == 1 else f"pages {pages[0]}–{pages[-1]}")
+        return ", ".join(parts) + f" [{self.short_id}]"
+
+
+@dataclass(frozen=True)
+class Hit:
+    chunk: Chunk
+    score: float
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.chunk.to_json()
+        data["score"] = round(self.score, 4)
+        return data
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """What a store keeps per document version, next to its chunks: the state sync compares against."""
+
+    doc_id: str
+    version: str
+    title: str
+    source: str
+    source_sha256: str
+    format: str
+    access: str
+    status: str
+    effective_from: str | None
+    effective_to: str | None
+    superseded_by: str | None
+    tags: tuple[str, ...]
+    settings_fingerprint: str  # chunker, sizes and parser version that shaped the chunks
+    chunk_ids: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        return f"{self.doc_id}@{self.version}"
+
+    @property
+    def chunk_count(self) -> int:
+        return len(self.chunk_ids)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "doc_id": self.doc_id,
+            "version": self.version,
+            "title": self.title,
+            "source": self.source,
+            "source_sha256": self.source_sha256,
+            "format": self.format,
+            "access": self.access,
+            "status": self.status,
+            "effective_from": self.effective_from,
+            "effective_to": self.effective_to,
+            "superseded_by": self.superseded_by,
+            "tags": list(self.tags),
+            "settings_fingerprint": self.settings_fingerprint,
+            "chunk_count": self.chunk_count,
+            "chunk_ids": list(self.chunk_ids),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "DocumentRecord":
+        return cls(
+            doc_id=data["doc_id"],
+            version=data["version"],
+            title=data["title"],
+            source=data["source"],
+            source_sha256=data["source_sha256"],
+            format=data["format"],
+            access=data["access"],
+            status=data.get("status") or "current",
+            effective_from=data.get("effective_from"),
+            effective_to=data.get("effective_to"),
+            superseded_by=data.get("superseded_by"),
+            tags=tuple(data.get("tags") or ()),
+            settings_fingerprint=data["settings_fingerprint"],
+            chunk_ids=tuple(data.get("chunk_ids") or ()),
+        )

@@ -1,0 +1,130 @@
+"""The corpus settings file, ``ingest.toml``: access labels and roles, required fields,
+field patterns, chunking defaults. Missing file or missing keys mean the defaults."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+DEFAULT_LABELS = ("public", "partner", "staff")  # most open first
+DEFAULT_ROLES = {
+    "public": ("public",),
+    "partner": ("public", "partner"),
+    "staff": ("public", "partner", "staff"),
+}
+DEFAULT_REQUIRED = ("doc_id", "version", "title", "access")
+CHUNKERS = ("structure", "fixed", "overlap")
+
+
+class SettingsError(Exception):
+    """ingest.toml is malformed or inconsistent: a configuration error (exit 2)."""
+
+
+@dataclass(frozen=True)
+class ChunkSettings:
+    chunker: str = "structure"
+    size: int = 200  # words: the target for structure, the window for fixed and overlap
+    overlap: int = 40  # words shared by consecutive windows (overlap chunker)
+
+    def describe(self) -> str:
+        if self.chunker == "overlap":
+            return f"overlap:{self.size}:{self.overlap}"
+        return f"{self.chunker}:{self.size}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    labels: tuple[str, ...] = DEFAULT_LABELS
+    roles: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_ROLES))
+    required: tuple[str, ...] = DEFAULT_REQUIRED
+    patterns: Mapping[str, str] = field(default_factory=dict)
+    access_default: str | None = None
+    chunking: ChunkSettings = ChunkSettings()
+
+    def labels_for_role(self, role: str) -> tuple[str, ...]:
+        try:
+            return self.roles[role]
+        except KeyError:
+            raise SettingsError(
+                f"unknown role {role!r}; configured roles: {', '.join(sorted(self.roles))}"
+            ) from None
+
+
+def load_settings(corpus: Path | None) -> Settings:
+    """Read ``CORPUS/ingest.toml`` if it exists; otherwise the defaults."""
+    if corpus is None:
+        return Settings()
+    path = Path(corpus) / "ingest.toml"
+    if not path.is_file():
+        return Settings()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"{path}: not valid TOML: {exc}") from None
+    return settings_from_dict(data, origin=str(path))
+
+
+def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> Settings:
+    access = data.get("access", {}) or {}
+    labels = tuple(access.get("labels", DEFAULT_LABELS))
+    if not labels or not all(isinstance(x, str) and x for x in labels):
+        raise SettingsError(f"{origin}: access.labels must be a non-empty list of strings")
+    default = access.get("default")
+    if default is not None:
+        if default not in labels:
+            raise SettingsError(f"{origin}: access.default {default!r} is not one of the labels {list(labels)}")
+        if default == labels[0] or default == "public":
+            raise SettingsError(
+                f"{origin}: access.default {default!r} is the most open label; "
+                "a document without a label must never become public"
+            )
+    roles_raw = data.get("roles")
+    if roles_raw is None:
+        roles = {r: tuple(l for l in ls if l in labels) for r, ls in DEFAULT_ROLES.items()}
+    else:
+        roles = {}
+        for role, role_labels in roles_raw.items():
+            if isinstance(role_labels, Mapping):
+                role_labels = role_labels.get("labels", [])
+            unknown = [l for l in role_labels if l not in labels]
+            if unknown:
+                raise SettingsError(f"{origin}: role {role!r} names unknown labels {unknown}")
+            roles[role] = tuple(role_labels)
+    meta = data.get("metadata", {}) or {}
+    required = tuple(meta.get("required", DEFAULT_REQUIRED))
+    for must in DEFAULT_REQUIRED:
+        if must not in required:
+            required = required + (must,)
+    patterns = dict(meta.get("patterns", {}) or {})
+    for name, pattern in patterns.items():
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise SettingsError(f"{origin}: metadata.patterns.{name} {pattern!r} is not a valid regex: {exc}") from None
+    chunk = data.get("chunking", {}) or {}
+    chunking = ChunkSettings(
+        chunker=chunk.get("chunker", "structure"),
+        size=int(chunk.get("size", 200)),
+        overlap=int(chunk.get("overlap", 40)),
+    )
+    check_chunking(chunking, origin)
+    return Settings(
+        labels=labels,
+        roles=roles,
+        required=required,
+        patterns=patterns,
+        access_default=default,
+        chunking=chunking,
+    )
+
+
+def check_chunking(chunking: ChunkSettings, origin: str = "options") -> None:
+    if chunking.chunker not in CHUNKERS:
+        raise SettingsError(f"{origin}: unknown chunker {chunking.chunker!r}; choose one of {', '.join(CHUNKERS)}")
+    if chunking.size < 10:
+        raise SettingsError(f"{origin}: chunk size {chunking.size} is below 10 words")
+    if chunking.chunker == "overlap" and not 0 <= chunking.overlap < chunking.size:
+        raise SettingsError(f"{origin}: overlap {chunking.overlap} must be ≥ 0 and below the size {chunking.size}")
