@@ -1,0 +1,302 @@
+"""Chunkers: pure functions from a validated document to its chunks.
+
+Every chunk is a span ``[start, end)`` of the document's parsed text, trimmed to
+non-space characters at both ends, so ``chunk.text == parsed.text[start:end]``
+and the chunk ID (a hash of doc_id, version, start, end) is stable for as long
+as the parsed text and the settings stay the same.
+
+- ``structure`` packs blocks within one section (a heading and the blocks under
+  it up to the next heading); a long section is split at block, then sentence
+  (paragraphs) or line (tables, lists, code) boundaries, then at words.
+- ``fixed`` cuts the text into consecutive windows of ``size`` words.
+- ``overlap`` slides a ``size``-word window forward by ``size - overlap`` words.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+from ingest.model import Block, Chunk, ParsedDocument, SourceDocument, chunk_id
+from ingest.settings import ChunkSettings
+
+Span = tuple[int, int]
+
+WORD = re.compile(r"\S+")
+# A sentence ends at . ! or ? (plus closing quotes/brackets) followed by whitespace;
+# it is a break only when the next character is upper-case or a digit (checked in code,
+# because `re` has no Unicode upper-case class).
+SENTENCE_BREAK = re.compile(r"[.!?][\"'”’)\]]*(\s+)(?=\w)")
+LINE_SPLIT_KINDS = ("table", "list", "code")  # split at lines, not sentences, when too long
+
+
+@dataclass(frozen=True)
+class WordIndex:
+    """Start and end offsets of every whitespace-separated word of a text, found once."""
+
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+
+    @classmethod
+    def of(cls, text: str) -> "WordIndex":
+        matches = [(m.start(), m.end()) for m in WORD.finditer(text)]
+        return cls(tuple(s for s, _ in matches), tuple(e for _, e in matches))
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def count(self, start: int, end: int) -> int:
+        """Words in ``text[start:end]``, as ``len(text[start:end].split())`` would count them."""
+        if end <= start:
+            return 0
+        n = bisect_left(self.starts, end) - bisect_left(self.starts, start)
+        before = bisect_right(self.starts, start) - 1
+        if before >= 0 and self.starts[before] < start < self.ends[before]:
+            n += 1  # the span begins inside a word
+        return n
+
+    def spans(self, start: int, end: int) -> Iterator[Span]:
+        """Each word overlapping ``[start, end)``, clipped to it."""
+        first = max(bisect_right(self.starts, start) - 1, 0)
+        for i in range(first, bisect_left(self.starts, end)):
+            s, e = max(self.starts[i], start), min(self.ends[i], end)
+            if s < e:
+                yield s, e
+
+
+def chunk_document(doc: SourceDocument, settings: ChunkSettings) -> list[Chunk]:
+    """The chunks of one document, in document order, positions 0, 1, 2 …"""
+    text = doc.parsed.text
+    words = WordIndex.of(text)
+    if not words:
+        return []
+    blocks = content_blocks(doc.parsed)
+    if settings.chunker == "structure":
+        spans = structure_spans(text, blocks, words, settings.size)
+    elif settings.chunker == "fixed":
+        spans = window_spans(words, settings.size, settings.size)
+    elif settings.chunker == "overlap":
+        spans = window_spans(words, settings.size, settings.size - settings.overlap)
+    else:
+        raise ValueError(f"unknown chunker {settings.chunker!r}")
+    block_starts = [b.start for b in blocks]
+    return [
+        make_chunk(doc, settings, position, start, end, blocks, block_starts, words)
+        for position, (start, end) in enumerate(spans)
+    ]
+
+
+# --- blocks ---------------------------------------------------------------------------
+
+
+def trim(text: str, start: int, end: int) -> Span:
+    """The span without leading and trailing whitespace (empty when it is all space)."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def content_blocks(parsed: ParsedDocument) -> list[Block]:
+    """The document's blocks in order, trimmed to non-space, never overlapping, with any
+    text no block covers added as a paragraph under the preceding block's headings, so
+    that every word of the text lies in exactly one block."""
+    text = parsed.text
+    result: list[Block] = []
+    covered = 0  # offset up to which the text is accounted for
+
+    def add_gap(until: int) -> None:
+        start, end = trim(text, covered, until)
+        if start < end:
+            path = result[-1].heading_path if result else ()
+            result.append(Block("paragraph", start, end, heading_path=path, pages=parsed.pages_of(start, end)))
+
+    for block in sorted(parsed.blocks, key=lambda b: (b.start, -b.end)):
+        start, end = trim(text, max(block.start, covered), min(block.end, len(text)))
+        if start >= end:
+            continue  # empty, or wholly inside a block already taken
+        add_gap(start)
+        result.append(block if (start, end) == (block.start, block.end) else _reshaped(block, start, end))
+        covered = end
+    add_gap(len(text))
+    return result
+
+
+def _reshaped(block: Block, start: int, end: int) -> Block:
+    return Block(block.kind, start, end, block.level, block.heading_path, block.pages)
+
+
+def sections_of(blocks: Sequence[Block]) -> list[list[Block]]:
+    """Blocks grouped into sections: each heading starts one; text before the first heading is one too."""
+    sections: list[list[Block]] = []
+    for block in blocks:
+        if block.kind == "heading" or not sections:
+            sections.append([block])
+        else:
+            sections[-1].append(block)
+    return sections
+
+
+# --- structure chunker ----------------------------------------------------------------
+
+
+class _Packer:
+    """Greedy accumulator of consecutive spans into chunks of at most ``size`` words.
+
+    A chunk that holds only a heading so far always takes the next span, even past
+    ``size``: a heading never ends a chunk while content follows it.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.spans: list[Span] = []
+        self.start: int | None = None
+        self.end = 0
+        self.words = 0
+        self.heading_only = False
+
+    def flush(self) -> None:
+        if self.start is not None:
+            self.spans.append((self.start, self.end))
+        self.start, self.words, self.heading_only = None, 0, False
+
+    def put(self, start: int, end: int, words: int, heading: bool = False) -> None:
+        if self.start is None:
+            self.start, self.heading_only = start, heading
+        else:
+            self.heading_only = self.heading_only and heading
+        self.end = end
+        self.words += words
+
+    def place(self, start: int, end: int, words: int) -> None:
+        """Add a span here if it fits, else start a new chunk with it."""
+        if self.words + words > self.size and not self.heading_only:
+            self.flush()
+        self.put(start, end, words)
+
+
+def structure_spans(text: str, blocks: Sequence[Block], words: WordIndex, size: int) -> list[Span]:
+    spans: list[Span] = []
+    for section in sections_of(blocks):
+        spans.extend(section_spans(text, section, words, size))
+    return spans
+
+
+def section_spans(text: str, section: Sequence[Block], words: WordIndex, size: int) -> list[Span]:
+    """One section's chunks: whole if it fits, else packed blocks, sentences/lines, words."""
+    start, end = section[0].start, section[-1].end
+    if words.count(start, end) <= size:
+        return [(start, end)]
+    packer = _Packer(size)
+    for block in section:
+        block_words = words.count(block.start, block.end)
+        if block.kind == "heading":
+            packer.put(block.start, block.end, block_words, heading=True)
+        elif block_words <= size:
+            packer.place(block.start, block.end, block_words)
+        else:
+            for piece_start, piece_end in pieces(text, block):
+                piece_words = words.count(piece_start, piece_end)
+                if piece_words <= size:
+                    packer.place(piece_start, piece_end, piece_words)
+                else:  # a sentence or line longer than a chunk: cut between words
+                    for word_start, word_end in words.spans(piece_start, piece_end):
+                        packer.place(word_start, word_end, 1)
+    packer.flush()
+    return packer.spans
+
+
+def pieces(text: str, block: Block) -> list[Span]:
+    """A too-long block cut into sentences (paragraphs) or lines (tables, lists, code)."""
+    cut = line_cuts if block.kind in LINE_SPLIT_KINDS else sentence_cuts
+    bounds = [block.start, *cut(text, block.start, block.end), block.end]
+    spans = [trim(text, s, e) for s, e in zip(bounds, bounds[1:])]
+    return [(s, e) for s, e in spans if s < e]
+
+
+def sentence_cuts(text: str, start: int, end: int) -> Iterator[int]:
+    for m in SENTENCE_BREAK.finditer(text, start, end):
+        following = text[m.end(1)]
+        if following.isupper() or following.isdigit():
+            yield m.start(1)
+
+
+def line_cuts(text: str, start: int, end: int) -> Iterator[int]:
+    at = text.find("\n", start, end)
+    while at != -1:
+        yield at
+        at = text.find("\n", at + 1, end)
+
+
+# --- window chunkers ------------------------------------------------------------------
+
+
+def window_spans(words: WordIndex, size: int, step: int) -> list[Span]:
+    """Windows of ``size`` words starting every ``step`` words; the last one ends at the
+    last word, and none lies wholly inside the one before it."""
+    step = max(step, 1)
+    total = len(words)
+    spans: list[Span] = []
+    for first in range(0, total, step):
+        last = min(first + size, total)
+        spans.append((words.starts[first], words.ends[last - 1]))
+        if last == total:
+            break
+    return spans
+
+
+# --- records --------------------------------------------------------------------------
+
+
+def make_chunk(
+    doc: SourceDocument,
+    settings: ChunkSettings,
+    position: int,
+    start: int,
+    end: int,
+    blocks: Sequence[Block],
+    block_starts: Sequence[int],
+    words: WordIndex,
+) -> Chunk:
+    first = max(bisect_right(block_starts, start) - 1, 0)
+    heading_path = blocks[first].heading_path if blocks else ()
+    meta = doc.meta
+    return Chunk(
+        chunk_id=chunk_id(meta.doc_id, meta.version, start, end),
+        doc_id=meta.doc_id,
+        version=meta.version,
+        title=meta.title,
+        section=heading_path[-1] if heading_path else "",
+        sections=sections_touched(blocks, first, end),
+        heading_path=heading_path,
+        position=position,
+        start=start,
+        end=end,
+        pages=doc.parsed.pages_of(start, end),
+        text=doc.parsed.text[start:end],
+        word_count=words.count(start, end),
+        access=meta.access,
+        effective_from=meta.effective_from.isoformat() if meta.effective_from else None,
+        effective_to=meta.effective_to.isoformat() if meta.effective_to else None,
+        status=meta.status,
+        superseded_by=meta.superseded_by,
+        tags=tuple(meta.tags),
+        source=doc.source,
+        source_sha256=doc.sha256,
+        chunker=settings.describe(),
+    )
+
+
+def sections_touched(blocks: Sequence[Block], first: int, end: int) -> tuple[str, ...]:
+    """The distinct non-empty sections of the blocks from index ``first`` that begin before ``end``."""
+    seen: list[str] = []
+    for index in range(first, len(blocks)):  # indexing, not slicing: no copy per chunk
+        block = blocks[index]
+        if block.start >= end:
+            break
+        if block.section and block.section not in seen:
+            seen.append(block.section)
+    return tuple(seen)

@@ -1,0 +1,205 @@
+"""The corpus scan: every file under ``CORPUS/documents/``, parsed and validated in one pass.
+
+Each file is read once (its bytes give both the SHA-256 and the parse). A file that
+cannot be read or resolved is rejected with every reason; the others go on. Checks
+between documents (duplicates, overlapping versions, dangling ``superseded_by``) run
+last, over the documents that passed their own checks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from ingest.metadata import (
+    INVENTORY,
+    cross_document_problems,
+    found_doc_id,
+    found_key,
+    read_inventory,
+    resolve_metadata,
+)
+from ingest.model import FORMATS, DocumentProblems, SourceDocument, UnreadableFile
+from ingest.parse import SUFFIXES, format_of, parse_bytes
+from ingest.settings import Settings
+
+DOCUMENTS = "documents"
+
+
+class CorpusError(Exception):
+    """The corpus folder itself is unusable (no ``documents/`` folder): a usage error (exit 2)."""
+
+
+@dataclass(frozen=True)
+class CorpusScan:
+    root: Path
+    documents: tuple[SourceDocument, ...]  # valid ones, sorted by source
+    rejected: tuple[DocumentProblems, ...]  # sorted by source
+    formats: Mapping[str, int]  # files seen per format, every format listed
+    defaulted_access: int  # valid documents whose access came from settings.access_default
+    inventory_problems: tuple[str, ...] = ()  # inventory.yaml itself: malformed, or names missing files
+
+    @property
+    def seen(self) -> int:
+        return sum(self.formats.values())
+
+    @property
+    def ok(self) -> bool:
+        """No rejected document and no inventory problem (exit 0 rather than 1)."""
+        return not self.rejected and not self.inventory_problems
+
+    @property
+    def problems(self) -> tuple[DocumentProblems, ...]:
+        """Every problem record, inventory.yaml's included, sorted by source."""
+        records = list(self.rejected)
+        if self.inventory_problems:
+            records.append(DocumentProblems(INVENTORY, None, self.inventory_problems))
+        return tuple(sorted(records, key=lambda record: record.source))
+
+    def access_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for document in self.documents:
+            counts[document.meta.access] = counts.get(document.meta.access, 0) + 1
+        return dict(sorted(counts.items()))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "documents": self.seen,
+            "valid": len(self.documents),
+            "rejected": len(self.rejected),
+            "problems": [record.to_json() for record in self.problems],
+            "formats": dict(self.formats),
+            "access": self.access_counts(),
+            "defaulted_access": self.defaulted_access,
+        }
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts)
+
+
+def discover(root: Path) -> list[Path]:
+    """Every supported file under ``root/documents``, sorted by its path relative to root.
+
+    Hidden files and folders are skipped. Symlinked folders are not entered, and a
+    symlinked file is kept only when its target lies inside the corpus root, so a scan
+    never reads outside the corpus.
+    """
+    root = Path(root)
+    documents = root / DOCUMENTS
+    real_root = root.resolve()
+    found: list[Path] = []
+    for folder, subfolders, files in os.walk(documents, followlinks=False):
+        subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
+        for name in files:
+            path = Path(folder) / name
+            if name.startswith(".") or path.suffix.lower() not in SUFFIXES:
+                continue
+            if path.is_symlink():
+                target = path.resolve()
+                if not target.is_relative_to(real_root) or not target.is_file():
+                    continue
+            elif not path.is_file():
+                continue
+            found.append(path)
+    return sorted(found, key=lambda path: path.relative_to(root).as_posix())
+
+
+@dataclass(frozen=True)
+class _FileResult:
+    source: str
+    document: SourceDocument | None
+    problems: DocumentProblems | None
+    defaulted: bool = False
+    key: str | None = None  # doc_id@version a rejected file declares
+
+
+def _check_file(path: Path, root: Path, inventory: Mapping[str, dict], settings: Settings) -> _FileResult:
+    source = path.relative_to(root).as_posix()
+    entry = inventory.get(path.relative_to(root / DOCUMENTS).as_posix())
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc.strerror or exc}"])
+    try:
+        parsed = parse_bytes(data, path.name)
+    except UnreadableFile as exc:
+        return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc}"])
+    except Exception as exc:  # a parser bug must not stop the other files; report it as such
+        return _rejected(
+            source, {}, entry, [f"{source}: unreadable file: parser error: {type(exc).__name__}: {exc}"]
+        )
+    meta, problems, defaulted = resolve_metadata(source, parsed.metadata, entry, settings)
+    if meta is None:
+        return _rejected(source, parsed.metadata, entry, problems)
+    document = SourceDocument(source=source, sha256=hashlib.sha256(data).hexdigest(), parsed=parsed, meta=meta)
+    return _FileResult(source, document, None, defaulted)
+
+
+def _rejected(source: str, fields: Any, entry: Mapping | None, problems: list[str]) -> _FileResult:
+    record = DocumentProblems(source, found_doc_id(fields, entry), tuple(problems))
+    return _FileResult(source, None, record, key=found_key(fields, entry))
+
+
+def _load_inventory(root: Path) -> tuple[dict[str, dict], list[str]]:
+    path = root / INVENTORY
+    if not path.is_file():
+        return {}, []
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        return {}, [f"{INVENTORY}: unreadable file: {exc.strerror or exc}"]
+    except UnicodeDecodeError as exc:
+        return {}, [f"{INVENTORY}: not UTF-8: {exc.reason} at byte {exc.start}"]
+    return read_inventory(text, INVENTORY)
+
+
+def scan_corpus(
+    root: Path, settings: Settings, on_file: Callable[[str], None] | None = None
+) -> CorpusScan:
+    """Parse and validate every document of the corpus at ``root``; writes nothing.
+
+    ``on_file(source)`` is called before each file is read (for a progress bar).
+    """
+    root = Path(root)
+    if not (root / DOCUMENTS).is_dir():
+        raise CorpusError(f"{root}: no {DOCUMENTS}/ folder; a corpus holds its files under {root / DOCUMENTS}")
+    inventory, inventory_problems = _load_inventory(root)
+    paths = discover(root)
+    formats = {name: 0 for name in FORMATS}
+    results: list[_FileResult] = []
+    for path in paths:
+        if on_file is not None:
+            on_file(path.relative_to(root).as_posix())
+        formats[format_of(path.name)] += 1
+        results.append(_check_file(path, root, inventory, settings))
+
+    present = {path.relative_to(root / DOCUMENTS).as_posix() for path in paths}
+    for name in sorted(set(inventory) - present):
+        inventory_problems.append(f"{INVENTORY}: {name}: names no file under {DOCUMENTS}/")
+
+    passed = [result for result in results if result.document is not None]
+    rejected_keys = {result.key for result in results if result.key}
+    cross = cross_document_problems(
+        [(result.source, result.document.meta) for result in passed], rejected_keys
+    )
+    documents = []
+    rejected = [result.problems for result in results if result.problems is not None]
+    defaulted = 0
+    for result in passed:
+        if result.source in cross:
+            rejected.append(DocumentProblems(result.source, result.document.meta.doc_id, tuple(cross[result.source])))
+        else:
+            documents.append(result.document)
+            defaulted += result.defaulted
+    return CorpusScan(
+        root=root,
+        documents=tuple(sorted(documents, key=lambda document: document.source)),
+        rejected=tuple(sorted(rejected, key=lambda record: record.source)),
+        formats=formats,
+        defaulted_access=defaulted,
+        inventory_problems=tuple(inventory_problems),
+    )

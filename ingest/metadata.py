@@ -1,0 +1,420 @@
+"""Reading and validating document metadata (SPEC "Metadata").
+
+Pure functions over values: the raw fields a parser found in a file, the entry of
+``inventory.yaml`` for that file and the corpus settings go in; validated
+:class:`DocumentMeta` and *every* problem found come out. Every problem message names
+the file, the field and the offending value, e.g.
+``documents/a.md: access: unknown access label 'secret' (labels: public, partner, staff)``.
+
+Values may come from YAML (typed: str, int, float, date, list ...) or from HTML/PDF
+(always strings), so each field is first normalised to one comparable form.
+YAML can also hand us an alias bomb (a few lines that expand to billions of nodes);
+nothing here walks a value beyond a bounded depth and length, so a bomb is only ever
+reported, never expanded.
+"""
+
+from __future__ import annotations
+
+import re
+import reprlib
+from collections import defaultdict
+from datetime import date, datetime
+from typing import Any, Collection, Mapping
+
+import yaml
+
+from ingest.model import DocumentMeta
+from ingest.settings import Settings
+
+KNOWN_FIELDS = (
+    "doc_id",
+    "version",
+    "title",
+    "access",
+    "effective_from",
+    "effective_to",
+    "status",
+    "superseded_by",
+    "tags",
+)
+STATUSES = ("current", "superseded")
+SLUG = re.compile(r"[a-z0-9][a-z0-9._-]*")
+SLUG_TEXT = "[a-z0-9][a-z0-9._-]*"
+SUPERSEDED_BY = re.compile(r"(?P<doc_id>[a-z0-9][a-z0-9._-]*)@(?P<version>\S.*)")
+ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+INVENTORY = "inventory.yaml"
+MAX_INVENTORY_NODES = 100_000  # expanded YAML nodes; more is an alias bomb, not an inventory
+
+_repr = reprlib.Repr()
+_repr.maxlevel = 2
+_repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = 5
+_repr.maxstring = _repr.maxother = 80
+
+
+def show(value: Any) -> str:
+    """A short, bounded rendering of a value for a problem message (safe on alias bombs)."""
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, date):
+        return value.isoformat()
+    return _repr.repr(value)
+
+
+class _Invalid:
+    """Why a raw value could not be normalised; compares by its rendering."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Invalid) and other.reason == self.reason
+
+    def __hash__(self) -> int:
+        return hash(self.reason)
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, str) and not value.strip():
+        return True
+    if isinstance(value, (list, tuple)) and not value:
+        return True
+    return False
+
+
+def _as_text(value: Any) -> str | None:
+    """A scalar as stripped text; numbers become their decimal form; anything else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, (int, float)):
+        # YAML reads `version: 5` as an int and `version: 2026.1` as a float. str() gives
+        # back "5" and "2026.1"; a float loses trailing zeros ("2026.10" -> "2026.1"),
+        # so quote such versions in YAML. We accept str(value) rather than refuse.
+        return str(value)
+    return None
+
+
+def _as_date(value: Any) -> date | _Invalid:
+    if isinstance(value, datetime):  # must come first: a datetime is also a date
+        return _Invalid(f"bad date {show(value)}: a date and time, expected YYYY-MM-DD")
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if ISO_DATE.fullmatch(text):
+            try:
+                return date.fromisoformat(text)
+            except ValueError:
+                pass
+        return _Invalid(f"bad date {show(value)}: expected YYYY-MM-DD")
+    return _Invalid(f"bad date {show(value)}: expected YYYY-MM-DD")
+
+
+def _as_tags(value: Any) -> tuple[str, ...] | _Invalid:
+    if isinstance(value, str):  # HTML/PDF give "a, b, c"
+        items: list[Any] = value.split(",")
+    elif isinstance(value, (list, tuple)):
+        items = list(value[:1001])
+        if len(items) > 1000:
+            return _Invalid(f"too many tags ({len(value)}; at most 1000)")
+    else:
+        return _Invalid(f"not a list of strings: {show(value)}")
+    tags = []
+    for item in items:
+        text = _as_text(item)
+        if text is None:
+            return _Invalid(f"not a list of strings: {show(value)}")
+        if text:
+            tags.append(text)
+    return tuple(tags)
+
+
+def normalise(field: str, value: Any, settings: Settings) -> Any:
+    """The normalised value of one present field, or an :class:`_Invalid` saying why not.
+
+    Only checks what a single value can show; missing values are handled by the caller.
+    """
+    if field in ("effective_from", "effective_to"):
+        return _as_date(value)
+    if field == "tags":
+        return _as_tags(value)
+    text = _as_text(value)
+    if field == "doc_id":
+        if text is None or not SLUG.fullmatch(text):
+            return _Invalid(f"not a slug: {show(value)} (must match {SLUG_TEXT})")
+        return text
+    if text is None:
+        return _Invalid(f"not a string: {show(value)}")
+    if field == "access" and text not in settings.labels:
+        return _Invalid(f"unknown access label {text!r} (labels: {', '.join(settings.labels)})")
+    if field == "status" and text not in STATUSES:
+        return _Invalid(f"unknown status {text!r} (statuses: {', '.join(STATUSES)})")
+    if field == "superseded_by" and not SUPERSEDED_BY.fullmatch(text):
+        return _Invalid(f"not doc_id@version: {text!r}")
+    return text
+
+
+def _pattern_texts(value: Any) -> tuple[str, ...]:
+    if isinstance(value, tuple):
+        return value
+    if isinstance(value, date):
+        return (value.isoformat(),)
+    return (value,)
+
+
+def resolve_metadata(
+    source: str,
+    file_fields: Mapping[str, Any],
+    inventory_fields: Mapping[str, Any] | None,
+    settings: Settings,
+) -> tuple[DocumentMeta | None, list[str], bool]:
+    """Merge a file's own fields with its inventory entry and validate the result.
+
+    Returns the metadata (None when there is any problem), every problem found, and
+    whether ``access`` was filled from ``settings.access_default``. The file's own value
+    wins for validation when file and inventory disagree, but the disagreement itself
+    is always a problem.
+    """
+    problems: list[str] = []
+    if not isinstance(file_fields, Mapping):
+        problems.append(f"{source}: metadata: not a mapping of fields: {show(file_fields)}")
+        file_fields = {}
+    inventory = inventory_fields or {}
+    fields = list(KNOWN_FIELDS) + sorted(
+        (set(settings.required) | set(settings.patterns)) - set(KNOWN_FIELDS)
+    )
+    values: dict[str, Any] = {}
+    defaulted = False
+    for name in fields:
+        in_file = not _is_missing(file_fields.get(name))
+        in_inventory = not _is_missing(inventory.get(name))
+        raw = file_fields.get(name) if in_file else inventory.get(name)
+        if in_file and in_inventory:
+            ours = normalise(name, file_fields[name], settings)
+            theirs = normalise(name, inventory[name], settings)
+            if ours != theirs:
+                problems.append(
+                    f"{source}: {name}: file has {show(file_fields[name])} "
+                    f"but {INVENTORY} has {show(inventory[name])}"
+                )
+        if not in_file and not in_inventory:
+            if name == "access" and settings.access_default:
+                values[name] = settings.access_default
+                defaulted = True
+            elif name in settings.required:
+                problems.append(f"{source}: {name}: missing required field")
+            continue
+        value = normalise(name, raw, settings)
+        if isinstance(value, _Invalid):
+            problems.append(f"{source}: {name}: {value.reason}")
+            continue
+        if name in ("title", "version") and not value:
+            problems.append(f"{source}: {name}: missing required field")
+            continue
+        values[name] = value
+        pattern = settings.patterns.get(name)
+        if pattern is not None:
+            for text in _pattern_texts(value):
+                if not re.fullmatch(pattern, text):
+                    problems.append(f"{source}: {name}: {text!r} does not match the pattern {pattern!r}")
+
+    problems.extend(_consistency_problems(source, values, file_fields, inventory))
+    if problems:
+        return None, problems, defaulted
+    meta = DocumentMeta(
+        doc_id=values["doc_id"],
+        version=values["version"],
+        title=values["title"],
+        access=values["access"],
+        effective_from=values.get("effective_from"),
+        effective_to=values.get("effective_to"),
+        status=values.get("status", "current"),
+        superseded_by=values.get("superseded_by"),
+        tags=values.get("tags", ()),
+    )
+    return meta, [], defaulted
+
+
+def _consistency_problems(
+    source: str, values: Mapping[str, Any], file_fields: Mapping[str, Any], inventory: Mapping[str, Any]
+) -> list[str]:
+    """Checks between fields, made only on fields that were valid on their own."""
+    problems = []
+    start, end = values.get("effective_from"), values.get("effective_to")
+    if start and end and end < start:
+        problems.append(f"{source}: effective_to: {end.isoformat()} is before effective_from {start.isoformat()}")
+    status_given = not (_is_missing(file_fields.get("status")) and _is_missing(inventory.get("status")))
+    status = values.get("status", "current" if not status_given else None)
+    successor = values.get("superseded_by")
+    successor_given = not (
+        _is_missing(file_fields.get("superseded_by")) and _is_missing(inventory.get("superseded_by"))
+    )
+    if status == "superseded" and not successor_given:
+        problems.append(f"{source}: status: 'superseded' without superseded_by")
+    if status == "current" and successor is not None:
+        problems.append(f"{source}: superseded_by: {successor!r} but status is 'current'")
+    own_key = f"{values.get('doc_id')}@{values.get('version')}"
+    if successor is not None and successor == own_key:
+        problems.append(f"{source}: superseded_by: {successor!r} names this document itself")
+    return problems
+
+
+def found_doc_id(file_fields: Any, inventory_fields: Mapping[str, Any] | None) -> str | None:
+    """Whatever doc_id a rejected file declares (for its problem record), or None."""
+    for fields in (file_fields, inventory_fields or {}):
+        if isinstance(fields, Mapping):
+            text = _as_text(fields.get("doc_id"))
+            if text:
+                return text
+    return None
+
+
+def found_key(file_fields: Any, inventory_fields: Mapping[str, Any] | None) -> str | None:
+    """``doc_id@version`` a rejected file declares, or None (to explain dangling references)."""
+    doc_id = found_doc_id(file_fields, inventory_fields)
+    for fields in (file_fields, inventory_fields or {}):
+        if isinstance(fields, Mapping):
+            version = _as_text(fields.get("version"))
+            if doc_id and version:
+                return f"{doc_id}@{version}"
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Cross-document checks
+
+
+def _span(meta: DocumentMeta) -> str:
+    start = meta.effective_from.isoformat() if meta.effective_from else None
+    end = meta.effective_to.isoformat() if meta.effective_to else None
+    if start and end:
+        return f"{start} to {end}"
+    if start:
+        return f"from {start}"
+    if end:
+        return f"until {end}"
+    return "no dates: every day"
+
+
+def _overlap(a: DocumentMeta, b: DocumentMeta) -> bool:
+    starts_in_time = a.effective_from is None or b.effective_to is None or a.effective_from <= b.effective_to
+    ends_in_time = b.effective_from is None or a.effective_to is None or b.effective_from <= a.effective_to
+    return starts_in_time and ends_in_time
+
+
+def _first_common_day(a: DocumentMeta, b: DocumentMeta) -> str:
+    starts = [d for d in (a.effective_from, b.effective_from) if d]
+    return f"on {max(starts).isoformat()}" if starts else "every day"
+
+
+def cross_document_problems(
+    docs: list[tuple[str, DocumentMeta]],
+    rejected_keys: Collection[str] = (),
+) -> dict[str, list[str]]:
+    """Problems between documents that each passed their own checks, by source.
+
+    Duplicated ``doc_id@version``; two versions of one doc_id in force on a common day;
+    ``superseded_by`` naming no document of ``docs``. ``rejected_keys`` are the keys of
+    files rejected for their own problems, so a reference to one says so.
+    """
+    problems: dict[str, list[str]] = defaultdict(list)
+    ordered = sorted(docs, key=lambda item: item[0])
+    by_key: dict[str, list[str]] = defaultdict(list)
+    by_doc_id: dict[str, list[tuple[str, DocumentMeta]]] = defaultdict(list)
+    for source, meta in ordered:
+        by_key[meta.key].append(source)
+        by_doc_id[meta.doc_id].append((source, meta))
+
+    for source, meta in ordered:
+        for other in by_key[meta.key]:
+            if other != source:
+                problems[source].append(
+                    f"{source}: version: {meta.doc_id!r} version {meta.version!r} is also defined by {other}"
+                )
+        for other, other_meta in by_doc_id[meta.doc_id]:
+            if other_meta.version != meta.version and _overlap(meta, other_meta):
+                problems[source].append(
+                    f"{source}: effective_from: {meta.doc_id!r} version {meta.version!r} ({_span(meta)}) "
+                    f"and version {other_meta.version!r} in {other} ({_span(other_meta)}) "
+                    f"are both in force {_first_common_day(meta, other_meta)}"
+                )
+        target = meta.superseded_by
+        if target is not None and target not in by_key:
+            if target in rejected_keys:
+                problems[source].append(
+                    f"{source}: superseded_by: {target!r} names a document that was rejected"
+                )
+            else:
+                problems[source].append(f"{source}: superseded_by: {target!r} names no document in the corpus")
+    return {source: found for source, found in problems.items() if found}
+
+
+# ---------------------------------------------------------------------------
+# inventory.yaml
+
+
+def _expanded_size(node: yaml.Node, limit: int) -> int:
+    """Nodes a composed YAML graph expands to (aliases counted each time), stopping past limit."""
+    sizes: dict[int, int] = {}
+
+    def size(n: yaml.Node) -> int:
+        if id(n) in sizes:
+            return sizes[id(n)]
+        sizes[id(n)] = limit + 1  # a cycle counts as too big
+        total = 1
+        if isinstance(n, yaml.SequenceNode):
+            children = n.value
+        elif isinstance(n, yaml.MappingNode):
+            children = [part for pair in n.value for part in pair]
+        else:
+            children = []
+        for child in children:
+            total += size(child)
+            if total > limit:
+                break
+        sizes[id(n)] = min(total, limit + 1)
+        return sizes[id(n)]
+
+    return size(node)
+
+
+def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict], list[str]]:
+    """Parse ``inventory.yaml``: path relative to ``documents/`` -> fields.
+
+    Read with PyYAML's safe loader. Malformed entries are left out and reported; the
+    well-formed ones are kept so the rest of the corpus can still be checked.
+    """
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        return {}, [f"{origin}: not valid YAML: {_yaml_error(exc)}"]
+    if node is None:
+        return {}, []
+    if _expanded_size(node, MAX_INVENTORY_NODES) > MAX_INVENTORY_NODES:
+        return {}, [f"{origin}: expands to more than {MAX_INVENTORY_NODES} YAML nodes (an alias bomb?)"]
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:  # constructor errors, e.g. an unhashable key
+        return {}, [f"{origin}: not valid YAML: {_yaml_error(exc)}"]
+    if not isinstance(data, Mapping):
+        return {}, [f"{origin}: not a mapping of file paths to fields: {show(data)}"]
+    entries: dict[str, dict] = {}
+    problems: list[str] = []
+    for key in sorted(data, key=str):
+        fields = data[key]
+        if not isinstance(key, str) or not key.strip():
+            problems.append(f"{origin}: {show(key)}: not a file path")
+        elif fields is None:
+            entries[key.strip()] = {}
+        elif not isinstance(fields, Mapping):
+            problems.append(f"{origin}: {key}: not a mapping of fields: {show(fields)}")
+        else:
+            entries[key.strip()] = {str(name): value for name, value in fields.items()}
+    return entries, problems
+
+
+def _yaml_error(exc: yaml.YAMLError) -> str:
+    return " ".join(str(exc).split())

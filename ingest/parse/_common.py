@@ -1,0 +1,275 @@
+"""Helpers shared by the parsers: decoding text files, front matter, block assembly.
+
+Every parser first turns its input into a list of :class:`Draft` blocks (kind, text,
+level); :func:`assemble` then joins them with exactly ``"\\n\\n"`` and computes each
+block's offsets and heading path, so offsets are right by construction.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+import yaml
+
+from ingest.model import Block, ParsedDocument, UnreadableFile
+
+BLOCK_SEPARATOR = "\n\n"
+MAX_FRONT_MATTER = 64 * 1024  # bytes of YAML; larger front matter is refused, not parsed
+MAX_YAML_ALIASES = 100  # more alias nodes than this is a "billion laughs" bomb
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A block before assembly: its kind, exact text and heading level.
+
+    ``page_marks`` (PDF only) are ``(offset_in_text, page)`` pairs: the page on which
+    the block's text from that offset on was found.
+    """
+
+    kind: str
+    text: str
+    level: int = 0
+    page_marks: tuple[tuple[int, int], ...] = ()
+
+
+# ---------------------------------------------------------------------------- decoding
+
+
+def decode_utf8_text(data: bytes) -> str:
+    """UTF-8 text with a BOM stripped and line ends normalised to ``\\n``."""
+    if b"\x00" in data:
+        raise UnreadableFile("binary file")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise UnreadableFile("not UTF-8 text") from None
+    return normalise_newlines(text)
+
+
+def normalise_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+# ---------------------------------------------------------------------------- front matter
+
+_FENCE = re.compile(r"---[ \t]*")
+
+
+class _BombSafeLoader(yaml.SafeLoader):
+    """The safe loader, refusing documents that use aliases more than a few times."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._aliases = 0
+
+    def compose_node(self, parent, index):  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_YAML_ALIASES:
+                raise yaml.YAMLError(f"more than {MAX_YAML_ALIASES} aliases")
+        return super().compose_node(parent, index)
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """``(metadata, body)``: YAML between a first line ``---`` and the next ``---`` line.
+
+    Without front matter the metadata is empty and the body is the whole text.
+    Front matter that is not a YAML mapping raises UnreadableFile.
+    """
+    lines = text.split("\n")
+    if not lines or not _FENCE.fullmatch(lines[0]):
+        return {}, text
+    for index in range(1, len(lines)):
+        if _FENCE.fullmatch(lines[index]) or lines[index].rstrip() == "...":
+            source = "\n".join(lines[1:index])
+            return read_front_matter(source), "\n".join(lines[index + 1 :])
+    # No closing fence: not front matter, just a document starting with a rule.
+    return {}, text
+
+
+def read_front_matter(source: str) -> dict[str, Any]:
+    if len(source.encode("utf-8")) > MAX_FRONT_MATTER:
+        raise UnreadableFile(f"front matter is larger than {MAX_FRONT_MATTER // 1024} KiB")
+    try:
+        value = yaml.load(source, Loader=_BombSafeLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        reason = " ".join(str(exc).split())
+        raise UnreadableFile(f"front matter is not valid YAML: {reason}") from None
+    except RecursionError:
+        raise UnreadableFile("front matter is not valid YAML: nested too deeply") from None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UnreadableFile(f"front matter is not a mapping (found {type(value).__name__})")
+    return {str(key): item for key, item in value.items()}
+
+
+# ---------------------------------------------------------------------------- text helpers
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_HYPHENATED = re.compile(r"[^\W\d_]-$")
+
+
+def collapse_spaces(text: str) -> str:
+    """Runs of whitespace (including newlines and no-break spaces) as one space, trimmed."""
+    return " ".join(text.split())
+
+
+def strip_controls(text: str) -> str:
+    return _CONTROL.sub("", text)
+
+
+def join_lines(lines: Iterable[str]) -> str:
+    """Join wrapped lines into one paragraph: spaces between, hyphenation at line ends undone.
+
+    ``"regu-"`` followed by ``"lation"`` gives ``"regulation"`` when the next line starts
+    lower-case; any other line end becomes one space.
+    """
+    out = ""
+    for raw in lines:
+        line = collapse_spaces(raw)
+        if not line:
+            continue
+        if not out:
+            out = line
+        elif _HYPHENATED.search(out) and line[0].islower():
+            out = out[:-1] + line
+        else:
+            out = out + " " + line
+    return out
+
+
+def join_line_offsets(lines: list[str]) -> tuple[str, list[int]]:
+    """Like :func:`join_lines`, also giving where each input line starts in the result.
+
+    A line that adds nothing starts where the next text would go.
+    """
+    out = ""
+    starts: list[int] = []
+    for raw in lines:
+        line = collapse_spaces(raw)
+        if not line:
+            starts.append(len(out) + (1 if out else 0))
+            continue
+        if not out:
+            starts.append(0)
+            out = line
+        elif _HYPHENATED.search(out) and line[0].islower():
+            starts.append(len(out) - 1)
+            out = out[:-1] + line
+        else:
+            starts.append(len(out) + 1)
+            out = out + " " + line
+    return out, [min(start, len(out)) for start in starts]
+
+
+# ---------------------------------------------------------------------------- assembly
+
+
+def assemble(
+    fmt: str,
+    drafts: Iterable[Draft],
+    metadata: Mapping[str, Any] | None = None,
+    page_count: int = 0,
+) -> ParsedDocument:
+    """Join draft blocks into the parsed document: text, offsets, heading paths, pages.
+
+    Empty drafts are dropped. For PDFs (``page_count`` > 0) the page marks become
+    ``page_starts`` and every block gets the pages its characters lie on.
+    """
+    pieces: list[str] = []
+    spans: list[tuple[Draft, int, int, tuple[str, ...]]] = []
+    headings: list[tuple[int, str]] = []  # the open headings, outermost first
+    page_first_offset: dict[int, int] = {}
+    offset = 0
+    for draft in drafts:
+        if not draft.text or not draft.text.strip():
+            continue
+        if pieces:
+            pieces.append(BLOCK_SEPARATOR)
+            offset += len(BLOCK_SEPARATOR)
+        start, end = offset, offset + len(draft.text)
+        pieces.append(draft.text)
+        offset = end
+        if draft.kind == "heading":
+            level = min(max(draft.level, 1), 6)
+            while headings and headings[-1][0] >= level:
+                headings.pop()
+            headings.append((level, draft.text))
+        path = tuple(text for _, text in headings)
+        spans.append((draft, start, end, path))
+        for mark_offset, page in draft.page_marks:
+            page_first_offset.setdefault(page, start + min(mark_offset, len(draft.text)))
+    if not spans:
+        raise UnreadableFile("no text")
+    text = "".join(pieces)
+    page_starts = _page_starts(page_first_offset, page_count, len(text)) if page_count else ()
+    doc = ParsedDocument(format=fmt, text=text, blocks=(), metadata=dict(metadata or {}), page_starts=page_starts)
+    blocks = tuple(
+        Block(
+            kind=draft.kind,
+            start=start,
+            end=end,
+            level=min(max(draft.level, 1), 6) if draft.kind == "heading" else 0,
+            heading_path=path,
+            pages=doc.pages_of(start, end),
+        )
+        for draft, start, end, path in spans
+    )
+    return ParsedDocument(format=fmt, text=text, blocks=blocks, metadata=doc.metadata, page_starts=page_starts)
+
+
+def _page_starts(first_offset: Mapping[int, int], page_count: int, text_length: int) -> tuple[int, ...]:
+    """Offset of every page 1..page_count; a page without text starts where the next text does."""
+    starts = [0] * page_count
+    following = text_length
+    for page in range(page_count, 0, -1):
+        following = min(following, first_offset.get(page, following))
+        starts[page - 1] = following
+    starts[0] = 0
+    # Keep them non-decreasing even if marks came out of order.
+    for index in range(1, page_count):
+        starts[index] = max(starts[index], starts[index - 1])
+    return tuple(starts)
+
+
+# ---------------------------------------------------------------------------- running headers
+
+_NUMBER = re.compile(r"\d+")
+
+
+def line_key(line: str) -> str:
+    """A line's shape for spotting running headers: spaces collapsed, digits as ``#``."""
+    return _NUMBER.sub("#", collapse_spaces(line)).casefold()
+
+
+def running_keys(zones: Sequence[Sequence[str]]) -> set[str]:
+    """Keys of lines repeated in the same zone (top or bottom) of most pages.
+
+    ``zones[i]`` holds the candidate lines of page ``i + 1``. A key is running when it
+    is found on at least two pages and half of all pages, and its lines there are
+    identical or differ only in a number that counts with the page (a page number).
+    """
+    page_count = len(zones)
+    if page_count < 2:
+        return set()
+    found: dict[str, dict[int, str]] = {}
+    for page, lines in enumerate(zones, start=1):
+        for line in lines:
+            found.setdefault(line_key(line), {}).setdefault(page, collapse_spaces(line))
+    needed = max(2, (page_count + 1) // 2)
+    return {
+        key
+        for key, by_page in found.items()
+        if key and len(by_page) >= needed and _identical_or_page_counter(by_page)
+    }
+
+
+def _identical_or_page_counter(by_page: Mapping[int, str]) -> bool:
+    if len(set(by_page.values())) == 1:
+        return True
+    numbers = {page: [int(n[-9:]) for n in _NUMBER.findall(line)] for page, line in by_page.items()}
+    slots = min(len(values) for values in numbers.values())
+    return any(len({values[slot] - page for page, values in numbers.items()}) == 1 for slot in range(slots))

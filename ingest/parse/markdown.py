@@ -1,0 +1,124 @@
+"""Markdown: YAML front matter, then CommonMark (+ tables) blocks via markdown-it-py.
+
+Block texts: headings as their plain inline text; paragraphs as their inline source
+(markup kept as written); a list as its source lines; a table row by row as
+``cell | cell``; code as its content.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Iterator, Sequence
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from ingest.model import ParsedDocument
+from ingest.parse._common import Draft, assemble, decode_utf8_text, split_front_matter
+
+_QUOTE_MARK = re.compile(r"^ {0,3}> ?")
+_COMMENT = re.compile(r"\s*<!--.*?-->\s*", re.DOTALL)
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    return MarkdownIt("commonmark").enable("table")
+
+
+def parse_markdown(data: bytes) -> ParsedDocument:
+    metadata, body = split_front_matter(decode_utf8_text(data))
+    tokens = _parser().parse(body)
+    return assemble("markdown", _drafts(tokens, body.split("\n")), metadata)
+
+
+def _drafts(tokens: Sequence[Token], lines: list[str]) -> Iterator[Draft]:
+    index = 0
+    quote_depth = 0
+    while index < len(tokens):
+        token = tokens[index]
+        kind = token.type
+        if kind == "blockquote_open":
+            quote_depth += 1
+        elif kind == "blockquote_close":
+            quote_depth -= 1
+        elif kind == "heading_open":
+            yield Draft("heading", plain_inline(tokens[index + 1]), level=int(token.tag[1]))
+            index += 2
+        elif kind == "paragraph_open":
+            yield Draft("paragraph", _trim_lines(tokens[index + 1].content))
+            index += 2
+        elif kind in ("bullet_list_open", "ordered_list_open"):
+            close = _matching_close(tokens, index)
+            yield Draft("list", _source_lines(lines, token.map, quote_depth))
+            index = close
+        elif kind == "table_open":
+            close = _matching_close(tokens, index)
+            yield Draft("table", _table_text(tokens[index:close]))
+            index = close
+        elif kind in ("fence", "code_block"):
+            yield Draft("code", token.content.rstrip().strip("\n"))
+        elif kind == "html_block":
+            html = _COMMENT.sub("", token.content).strip()
+            if html:
+                yield Draft("paragraph", html)
+        index += 1
+
+
+def _trim_lines(text: str) -> str:
+    return "\n".join(line.strip() for line in text.split("\n")).strip()
+
+
+def _matching_close(tokens: Sequence[Token], index: int) -> int:
+    """Index of the token closing the one opened at ``index``."""
+    depth = 0
+    for position in range(index, len(tokens)):
+        depth += tokens[position].nesting
+        if depth == 0:
+            return position
+    return len(tokens) - 1
+
+
+def plain_inline(token: Token) -> str:
+    """The text a reader sees: markup dropped, code and link text kept, breaks as spaces."""
+    parts: list[str] = []
+    for child in token.children or ():
+        if child.type in ("text", "code_inline", "html_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif child.type == "image":
+            parts.append(child.content)
+    return " ".join("".join(parts).split())
+
+
+def _source_lines(lines: list[str], line_map: list[int] | None, quote_depth: int) -> str:
+    if not line_map:
+        return ""
+    kept: list[str] = []
+    for line in lines[line_map[0] : line_map[1]]:
+        for _ in range(quote_depth):
+            line = _QUOTE_MARK.sub("", line, count=1)
+        line = line.rstrip()
+        if line.strip():
+            kept.append(line)
+    return _dedent("\n".join(kept))
+
+
+def _dedent(text: str) -> str:
+    lines = text.split("\n")
+    indent = min((len(line) - len(line.lstrip(" ")) for line in lines if line.strip()), default=0)
+    return "\n".join(line[indent:] for line in lines)
+
+
+def _table_text(tokens: Sequence[Token]) -> str:
+    rows: list[str] = []
+    cells: list[str] = []
+    for token in tokens:
+        if token.type == "tr_open":
+            cells = []
+        elif token.type == "inline":
+            cells.append(" ".join(token.content.split()))
+        elif token.type == "tr_close":
+            rows.append(" | ".join(cells).strip())
+    return "\n".join(row for row in rows if row)

@@ -1,0 +1,371 @@
+"""The embedded store: one SQLite file with an FTS5 index (BM25), the zero-setup default.
+
+Layout: ``documents`` (one row per document version, the sync state), ``chunks`` (the
+records), ``chunks_fts`` (an external-content FTS5 index over title, section and text,
+kept in step by triggers), ``meta`` (chunker, sizes, parser version, build time, roles).
+Role and as-of filters are part of the SQL query, so they apply before the top k.
+
+A full rebuild writes a new file next to the old one and renames it over, so a reader
+never sees a half-built index and a crash leaves the old one intact. The write lock is
+an ``flock`` on a side file: the kernel drops it when a run dies, so a killed run's
+lock always expires.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import sqlite3
+import time
+import uuid
+from contextlib import contextmanager
+from datetime import date
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+from ingest.model import MIN_PREFIX, Chunk, DocumentRecord, Hit
+from ingest.store.base import (
+    AmbiguousPrefix,
+    ChunkNotFound,
+    ItemError,
+    StoreError,
+    StoreLocked,
+    StoreUnavailable,
+    WriteReport,
+)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+  doc_id TEXT NOT NULL, version TEXT NOT NULL, title TEXT NOT NULL, source TEXT NOT NULL,
+  source_sha256 TEXT NOT NULL, format TEXT NOT NULL, access TEXT NOT NULL, status TEXT NOT NULL,
+  effective_from TEXT, effective_to TEXT, superseded_by TEXT, tags TEXT NOT NULL,
+  settings_fingerprint TEXT NOT NULL, chunk_ids TEXT NOT NULL,
+  PRIMARY KEY (doc_id, version)
+);
+CREATE TABLE IF NOT EXISTS chunks (
+  rowid INTEGER PRIMARY KEY,
+  chunk_id TEXT NOT NULL UNIQUE, doc_id TEXT NOT NULL, version TEXT NOT NULL, title TEXT NOT NULL,
+  section TEXT NOT NULL, sections TEXT NOT NULL, heading_path TEXT NOT NULL, position INTEGER NOT NULL,
+  start INTEGER NOT NULL, "end" INTEGER NOT NULL, pages TEXT NOT NULL, text TEXT NOT NULL,
+  word_count INTEGER NOT NULL, access TEXT NOT NULL, effective_from TEXT, effective_to TEXT,
+  status TEXT NOT NULL, superseded_by TEXT, tags TEXT NOT NULL, source TEXT NOT NULL,
+  source_sha256 TEXT NOT NULL, chunker TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (doc_id, version, position);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+  title, section, text, content='chunks', content_rowid='rowid', tokenize='unicode61'
+);
+CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
+  INSERT INTO chunks_fts(rowid, title, section, text) VALUES (new.rowid, new.title, new.section, new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
+  INSERT INTO chunks_fts(chunks_fts, rowid, title, section, text) VALUES ('delete', old.rowid, old.title, old.section, old.text);
+END;
+"""
+
+# BM25 column weights for (title, section, text): a match in a title or section heading
+# says more about the chunk than one word in its body.
+BM25_WEIGHTS = (3.0, 2.0, 1.0)
+
+CHUNK_COLUMNS = (
+    "chunk_id", "doc_id", "version", "title", "section", "sections", "heading_path", "position",
+    "start", "end", "pages", "text", "word_count", "access", "effective_from", "effective_to",
+    "status", "superseded_by", "tags", "source", "source_sha256", "chunker",
+)
+JSON_COLUMNS = {"sections", "heading_path", "pages", "tags"}
+SELECT_CHUNK = ", ".join(f'c."{c}"' for c in CHUNK_COLUMNS)
+
+DOC_COLUMNS = (
+    "doc_id", "version", "title", "source", "source_sha256", "format", "access", "status",
+    "effective_from", "effective_to", "superseded_by", "tags", "settings_fingerprint", "chunk_ids",
+)
+
+
+def fts_query(text: str) -> str | None:
+    """Free text to an FTS5 query: every word quoted (no syntax from the user), OR-ed like BM25."""
+    words = re.findall(r"\w+", text.lower())
+    if not words:
+        return None
+    return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
+
+
+def _chunk_from_row(row: sqlite3.Row | tuple) -> Chunk:
+    data = dict(zip(CHUNK_COLUMNS, row))
+    for name in JSON_COLUMNS:
+        data[name] = json.loads(data[name])
+    return Chunk.from_json(data)
+
+
+def _chunk_to_row(chunk: Chunk) -> tuple:
+    data = chunk.to_json()
+    return tuple(json.dumps(data[c]) if c in JSON_COLUMNS else data[c] for c in CHUNK_COLUMNS)
+
+
+class SQLiteStore:
+    def __init__(self, path: str | os.PathLike, *, _bulk: bool = False):
+        self.path = Path(path)
+        self.name = f"sqlite:///{path}"
+        self._bulk = _bulk  # inside a full rebuild: one transaction, committed at the end
+        self._conn: sqlite3.Connection | None = None
+
+    # --- lifecycle -------------------------------------------------------
+    def _connect(self, create: bool = True) -> sqlite3.Connection:
+        if self._conn is not None:
+            return self._conn
+        if not create and not self.path.exists():
+            raise StoreUnavailable(f"{self.name}: no index here yet; run `ingest run CORPUS` first")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            if self._bulk:
+                conn.execute("PRAGMA journal_mode=OFF")
+                conn.execute("PRAGMA synchronous=OFF")
+            else:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"{self.name}: cannot open the SQLite store: {exc}") from None
+        except OSError as exc:
+            raise StoreUnavailable(f"{self.name}: cannot create the store folder: {exc}") from None
+        if self._bulk:
+            conn.execute("BEGIN")
+        self._conn = conn
+        return conn
+
+    @property
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def check(self) -> None:
+        self._connect()
+
+    def close(self) -> None:
+        if self._conn is not None:
+            if self._conn.in_transaction:
+                self._conn.commit()
+            self._conn.close()
+            self._conn = None
+
+    def refresh(self) -> None:
+        """Nothing to do: SQLite reads see committed writes at once."""
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        conn = self._connect()
+        if self._bulk or conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()
+
+    @contextmanager
+    def lock(self, owner: str, wait_s: float = 0.0) -> Iterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + wait_s
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another run"
+                        raise StoreLocked(
+                            f"{self.name} is being written by {holder}; wait for it to finish "
+                            "(a killed run's lock is released at once)"
+                        ) from None
+                    time.sleep(0.2)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, owner.encode(), 0)
+            yield
+        finally:
+            os.close(fd)  # closing drops the flock
+
+    @contextmanager
+    def full_rebuild(self) -> Iterator["SQLiteStore"]:
+        tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex[:8]}.building")
+        new = SQLiteStore(tmp, _bulk=True)
+        try:
+            new.set_meta(self.get_meta() if self.path.exists() else {})
+            yield new
+            new._conn.commit()
+            new._conn.execute("PRAGMA journal_mode=WAL")
+            new.close()
+            self.close()
+            # Old WAL side files belong to the old file: drop them before the rename.
+            for suffix in ("-wal", "-shm"):
+                Path(str(self.path) + suffix).unlink(missing_ok=True)
+            os.replace(tmp, self.path)
+        except BaseException:
+            new.close()
+            tmp.unlink(missing_ok=True)
+            raise
+        self.name = f"sqlite:///{self.path}"
+
+    # --- documents -------------------------------------------------------
+    def documents(self) -> list[DocumentRecord]:
+        if not self.path.exists():
+            return []
+        rows = self._connect().execute(
+            f"SELECT {', '.join(DOC_COLUMNS)} FROM documents ORDER BY doc_id, version"
+        ).fetchall()
+        out = []
+        for row in rows:
+            data = dict(zip(DOC_COLUMNS, row))
+            data["tags"] = json.loads(data["tags"])
+            data["chunk_ids"] = json.loads(data["chunk_ids"])
+            out.append(DocumentRecord.from_json(data))
+        return out
+
+    def put_document(self, record: DocumentRecord) -> None:
+        data = record.to_json()
+        values = [json.dumps(data[c]) if c in ("tags", "chunk_ids") else data[c] for c in DOC_COLUMNS]
+        with self._transaction() as conn:
+            conn.execute(
+                f"INSERT OR REPLACE INTO documents ({', '.join(DOC_COLUMNS)}) VALUES ({', '.join('?' * len(DOC_COLUMNS))})",
+                values,
+            )
+
+    def delete_document(self, doc_id: str, version: str) -> None:
+        with self._transaction() as conn:
+            conn.execute("DELETE FROM documents WHERE doc_id = ? AND version = ?", (doc_id, version))
+
+    # --- chunks ----------------------------------------------------------
+    def write_chunks(self, chunks: Iterable[Chunk]) -> WriteReport:
+        report = WriteReport()
+        cols = ", ".join(f'"{c}"' for c in CHUNK_COLUMNS)
+        marks = ", ".join("?" * len(CHUNK_COLUMNS))
+        with self._transaction() as conn:
+            for chunk in chunks:
+                try:
+                    # Delete then insert (not REPLACE) so the FTS delete trigger fires.
+                    conn.execute("DELETE FROM chunks WHERE chunk_id = ?", (chunk.chunk_id,))
+                    conn.execute(f"INSERT INTO chunks ({cols}) VALUES ({marks})", _chunk_to_row(chunk))
+                    report.written += 1
+                except sqlite3.Error as exc:
+                    report.errors.append(ItemError(chunk.chunk_id, str(exc)))
+        return report
+
+    def delete_chunks(self, chunk_ids: Iterable[str]) -> int:
+        deleted = 0
+        with self._transaction() as conn:
+            for cid in chunk_ids:
+                deleted += conn.execute("DELETE FROM chunks WHERE chunk_id = ?", (cid,)).rowcount
+        return deleted
+
+    def get_chunk(self, id_or_prefix: str) -> Chunk:
+        prefix = id_or_prefix.strip().lower()
+        if len(prefix) < MIN_PREFIX or not re.fullmatch(r"[0-9a-f]+", prefix):
+            raise ChunkNotFound(f"{id_or_prefix!r} is not a chunk ID or a prefix of {MIN_PREFIX}+ hex characters")
+        rows = self._read(
+            f"SELECT {SELECT_CHUNK} FROM chunks c WHERE c.chunk_id >= ? AND c.chunk_id < ? ORDER BY c.chunk_id LIMIT 6",
+            (prefix, prefix + "g"),
+        )
+        if not rows:
+            raise ChunkNotFound(f"no chunk with ID {id_or_prefix!r} in {self.name}")
+        if len(rows) > 1:
+            raise AmbiguousPrefix(prefix, [r[0] for r in rows])
+        return _chunk_from_row(rows[0])
+
+    def document_chunks(self, doc_id: str, version: str | None = None) -> list[Chunk]:
+        if version is None:
+            rows = self._read(
+                f"SELECT {SELECT_CHUNK} FROM chunks c WHERE c.doc_id = ? ORDER BY c.version, c.position", (doc_id,)
+            )
+        else:
+            rows = self._read(
+                f"SELECT {SELECT_CHUNK} FROM chunks c WHERE c.doc_id = ? AND c.version = ? ORDER BY c.position",
+                (doc_id, version),
+            )
+        return [_chunk_from_row(r) for r in rows]
+
+    def neighbours(self, chunk: Chunk, n: int) -> tuple[list[Chunk], list[Chunk]]:
+        if n <= 0:
+            return [], []
+        base = f"SELECT {SELECT_CHUNK} FROM chunks c WHERE c.doc_id = ? AND c.version = ? AND c.position "
+        before = self._read(base + "< ? ORDER BY c.position DESC LIMIT ?", (chunk.doc_id, chunk.version, chunk.position, n))
+        after = self._read(base + "> ? ORDER BY c.position LIMIT ?", (chunk.doc_id, chunk.version, chunk.position, n))
+        return [_chunk_from_row(r) for r in reversed(before)], [_chunk_from_row(r) for r in after]
+
+    def chunk_keys(self) -> list[tuple[str, str, str]]:
+        return [tuple(r) for r in self._read("SELECT chunk_id, doc_id, version FROM chunks ORDER BY chunk_id")]
+
+    def iter_chunks(self) -> Iterator[Chunk]:
+        for row in self._read(f"SELECT {SELECT_CHUNK} FROM chunks c ORDER BY c.doc_id, c.version, c.position"):
+            yield _chunk_from_row(row)
+
+    def search(
+        self,
+        query: str,
+        labels: Sequence[str],
+        as_of: date | None,
+        top: int = 5,
+        doc_id: str | None = None,
+        role: str | None = None,
+    ) -> list[Hit]:
+        match = fts_query(query)
+        if match is None or not labels:
+            return []
+        sql = [
+            f"SELECT {SELECT_CHUNK}, bm25(chunks_fts, {', '.join(map(str, BM25_WEIGHTS))}) AS rank",
+            "FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid",
+            f"WHERE chunks_fts MATCH ? AND c.access IN ({', '.join('?' * len(labels))})",
+        ]
+        params: list = [match, *labels]
+        if as_of is not None:
+            day = as_of.isoformat()
+            sql.append("AND (c.effective_from IS NULL OR c.effective_from <= ?)")
+            sql.append("AND (c.effective_to IS NULL OR c.effective_to >= ?)")
+            params += [day, day]
+        if doc_id:
+            sql.append("AND c.doc_id = ?")
+            params.append(doc_id)
+        sql.append("ORDER BY rank, c.chunk_id LIMIT ?")
+        params.append(int(top))
+        rows = self._read(" ".join(sql), params)
+        return [Hit(_chunk_from_row(r[:-1]), -float(r[-1])) for r in rows]
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for field in ("access", "status", "version"):
+            out[field] = dict(self._read(f"SELECT {field}, COUNT(*) FROM chunks GROUP BY {field} ORDER BY {field}"))
+        out["format"] = dict(
+            self._read(
+                "SELECT d.format, COUNT(*) FROM chunks c JOIN documents d "
+                "ON d.doc_id = c.doc_id AND d.version = c.version GROUP BY d.format ORDER BY d.format"
+            )
+        )
+        out["totals"] = {
+            "chunks": sum(n for (n,) in self._read("SELECT COUNT(*) FROM chunks")),
+            "documents": sum(n for (n,) in self._read("SELECT COUNT(*) FROM documents")),
+        }
+        return out
+
+    # --- meta --------------------------------------------------------------
+    def get_meta(self) -> dict[str, str]:
+        if not self.path.exists():
+            return {}
+        return dict(self._read("SELECT key, value FROM meta ORDER BY key"))
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        with self._transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items()))
+
+    def _read(self, sql: str, params: Sequence = ()) -> list[tuple]:
+        if not self.path.exists() and self._conn is None:
+            return []
+        try:
+            return self._connect().execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.name}: {exc}") from None
