@@ -44,6 +44,7 @@ SUPERSEDED_BY = re.compile(r"(?P<doc_id>[a-z0-9][a-z0-9._-]*)@(?P<version>\S.*)"
 ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 INVENTORY = "inventory.yaml"
 MAX_INVENTORY_NODES = 100_000  # expanded YAML nodes; more is an alias bomb, not an inventory
+MAX_FIELD_VALUES = 10_000  # expanded values of one field; more is an alias bomb, not metadata
 
 _repr = reprlib.Repr()
 _repr.maxlevel = 2
@@ -182,6 +183,10 @@ def resolve_metadata(
     if not isinstance(file_fields, Mapping):
         problems.append(f"{source}: metadata: not a mapping of fields: {show(file_fields)}")
         file_fields = {}
+    bombs = _bombs(file_fields)
+    problems.extend(
+        f"{source}: {name}: expands to more than {MAX_FIELD_VALUES} values (a YAML alias bomb?)" for name in bombs
+    )
     inventory = inventory_fields or {}
     fields = list(KNOWN_FIELDS) + sorted(
         (set(settings.required) | set(settings.patterns)) - set(KNOWN_FIELDS)
@@ -189,6 +194,8 @@ def resolve_metadata(
     values: dict[str, Any] = {}
     defaulted = False
     for name in fields:
+        if name in bombs:  # reported above; never walked again
+            continue
         in_file = not _is_missing(file_fields.get(name))
         in_inventory = not _is_missing(inventory.get(name))
         raw = file_fields.get(name) if in_file else inventory.get(name)
@@ -236,6 +243,40 @@ def resolve_metadata(
         tags=values.get("tags", ()),
     )
     return meta, [], defaulted
+
+
+def _expanded_count(value: Any, limit: int) -> int:
+    """Values a nested list/dict expands to (shared ones counted each time), stopping past limit."""
+    counts: dict[int, int] = {}
+
+    def count(item: Any) -> int:
+        if not isinstance(item, (list, tuple, dict)):
+            return 1
+        if id(item) in counts:
+            return counts[id(item)]
+        counts[id(item)] = limit + 1  # a cycle counts as too big
+        children = [part for pair in item.items() for part in pair] if isinstance(item, dict) else item
+        total = 1
+        for child in children:
+            total += count(child)
+            if total > limit:
+                break
+        counts[id(item)] = min(total, limit + 1)
+        return counts[id(item)]
+
+    return count(value)
+
+
+def _bombs(fields: Mapping[str, Any]) -> list[str]:
+    """Names of fields whose value is a YAML alias bomb, sorted.
+
+    YAML aliases share one object, so a bomb costs nothing until something walks it;
+    a field that expands past MAX_FIELD_VALUES is reported and never looked at again.
+    """
+    return sorted(
+        (name for name, value in fields.items() if _expanded_count(value, MAX_FIELD_VALUES) > MAX_FIELD_VALUES),
+        key=str,
+    )
 
 
 def _consistency_problems(

@@ -257,18 +257,25 @@ def test_settings_refuse_the_most_open_label_as_default(labels):
         settings_from_dict({"access": access})
 
 
+BOMB_YAML = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)
+)
+
+
 def test_yaml_alias_bomb_value_is_reported_without_expanding_it():
-    bomb = yaml.safe_load(
-        "a: &a [x, x, x, x, x, x, x, x, x]\n"
-        + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8))
-    )["i"]
-    problems = problems_of(dict(GOOD, tags=bomb, title=bomb))
-    inner = "[" + ", ".join(["[...]"] * 5) + ", ...]"
-    shown = "[" + ", ".join([inner] * 5) + ", ...]"  # bounded: 5 items a level, 2 levels deep
-    assert problems == [
-        f"{SRC}: title: not a string: {shown}",
-        f"{SRC}: tags: not a list of strings: {shown}",
+    bomb = yaml.safe_load(BOMB_YAML)["i"]  # 9**9 strings once expanded
+    assert problems_of(dict(GOOD, tags=bomb, title=bomb, extra=bomb)) == [
+        f"{SRC}: extra: expands to more than 10000 values (a YAML alias bomb?)",
+        f"{SRC}: tags: expands to more than 10000 values (a YAML alias bomb?)",
+        f"{SRC}: title: expands to more than 10000 values (a YAML alias bomb?)",
     ]
+
+
+def test_nested_values_are_shown_bounded():
+    nested = yaml.safe_load(BOMB_YAML)["c"]  # 9 * 9 * 9 strings: not a bomb, but long
+    inner = "[" + ", ".join(["[...]"] * 5) + ", ...]"
+    shown = "[" + ", ".join([inner] * 5) + ", ...]"  # 5 items a level, 2 levels deep
+    assert problems_of(dict(GOOD, title=nested)) == [f"{SRC}: title: not a string: {shown}"]
 
 
 def test_fields_not_a_mapping():
@@ -381,10 +388,7 @@ def test_read_inventory_malformed():
 def test_read_inventory_refuses_a_python_tag_and_an_alias_bomb():
     entries, problems = read_inventory("a.md: !!python/object/apply:os.system ['true']\n", "inventory.yaml")
     assert entries == {} and problems[0].startswith("inventory.yaml: not valid YAML: could not determine a constructor")
-    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)
-    )
-    assert read_inventory(bomb, "inventory.yaml") == (
+    assert read_inventory(BOMB_YAML, "inventory.yaml") == (
         {}, ["inventory.yaml: expands to more than 100000 YAML nodes (an alias bomb?)"]
     )
 

@@ -60,22 +60,17 @@ def _clean_pages(body: str) -> list[str]:
 
 def _without_page_furniture(pages: list[list[str]]) -> list[str]:
     """Form-feed pages: drop lines repeated at the top or bottom of most pages."""
-    tops = [_nonblank(page)[:RUNNING_ZONE] for page in pages]
-    bottoms = [_nonblank(page)[-RUNNING_ZONE:] for page in pages]
-    top_keys, bottom_keys = running_keys(tops), running_keys(bottoms)
-    lines: list[str] = []
+    nonblank = [[index for index, line in enumerate(page) if line.strip()] for page in pages]
+    tops = [indices[:RUNNING_ZONE] for indices in nonblank]
+    bottoms = [indices[-RUNNING_ZONE:] for indices in nonblank]
+    top_keys = running_keys([[page[i] for i in zone] for page, zone in zip(pages, tops)])
+    bottom_keys = running_keys([[page[i] for i in zone] for page, zone in zip(pages, bottoms)])
+    kept_pages: list[list[str]] = []
     for page, top, bottom in zip(pages, tops, bottoms):
-        drop = {id(line) for line in top if line_key(line) in top_keys}
-        drop |= {id(line) for line in bottom if line_key(line) in bottom_keys}
-        kept = [line for line in page if id(line) not in drop]
-        if lines and _ends_paragraph(lines) and kept:
-            lines.append("")  # a page break after a finished sentence ends the paragraph
-        lines.extend(kept)
-    return lines
-
-
-def _nonblank(page: list[str]) -> list[str]:
-    return [line for line in page if line.strip()]
+        drop = {i for i in top if line_key(page[i]) in top_keys}
+        drop |= {i for i in bottom if line_key(page[i]) in bottom_keys}
+        kept_pages.append([line for i, line in enumerate(page) if i not in drop])
+    return _join_pages(kept_pages)
 
 
 def _ends_paragraph(lines: list[str]) -> bool:
@@ -100,7 +95,26 @@ def _without_repeated_furniture(lines: list[str]) -> list[str]:
         and not _LIST_ITEM.fullmatch(lines[index])
     }
     drop = page_lines | running
-    return [line for index, line in enumerate(lines) if index not in drop]
+    pages: list[list[str]] = [[]]
+    for index, line in enumerate(lines):
+        if index not in drop:
+            pages[-1].append(line)
+        elif pages[-1]:
+            pages.append([])
+    return _join_pages(pages)
+
+
+def _join_pages(pages: list[list[str]]) -> list[str]:
+    """Pages' lines in order; a page break ends a paragraph only after a finished sentence."""
+    lines: list[str] = []
+    for page in pages:
+        nonblank = [index for index, line in enumerate(page) if line.strip()]
+        if not nonblank:
+            continue
+        if lines and _ends_paragraph(lines):
+            lines.append("")
+        lines.extend(page[nonblank[0] : nonblank[-1] + 1])
+    return lines
 
 
 def _page_number_lines(lines: list[str]) -> set[int]:

@@ -68,6 +68,9 @@ class Store(Protocol):
 
     def close(self) -> None: ...
 
+    def refresh(self) -> None:
+        """Make every write so far visible to searches (Elasticsearch refresh; no-op for SQLite)."""
+
     def lock(self, owner: str, wait_s: float = 0.0) -> AbstractContextManager[None]:
         """Exclusive write lock for one run; raises StoreLocked. A lock older than its TTL expires."""
 

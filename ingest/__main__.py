@@ -1,0 +1,3 @@
+from ingest.cli import app
+
+app(prog_name="ingest")

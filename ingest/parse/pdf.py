@@ -1,0 +1,397 @@
+"""PDF: document information through pypdf, text with positions and fonts through pdfium.
+
+Characters come from pdfium's text page in content order, grouped into lines at its line
+breaks. Per line we read the baseline, the font size and weight, and the horizontal gaps
+between words (a gap of several font sizes separates table cells). Lines repeated at the
+top or bottom of most pages (page numbers included) are removed; lines are grouped into
+headings (larger or bold font), paragraphs, lists and tables; a paragraph or table that
+runs over a page break stays one block and lists both pages.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import io
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+from pypdf import PdfReader
+from pypdf.generic import BooleanObject, FloatObject, IndirectObject, NameObject, NumberObject
+
+from ingest.model import ParsedDocument, UnreadableFile
+from ingest.parse._common import (
+    Draft,
+    assemble,
+    collapse_spaces,
+    join_line_offsets,
+    line_key,
+    running_keys,
+    strip_controls,
+)
+
+CELL_GAP = 1.5  # a horizontal gap wider than this many font sizes separates table cells
+PARAGRAPH_GAP = 1.6  # a baseline step larger than this many font sizes starts a new block
+HEADING_SIZE_STEP = 1.0  # points above the body size that make a line a heading
+RUNNING_ZONE = 2  # lines at the top and bottom of a page that may be running headers
+MAX_HEADING_CHARS = 200
+MAX_BOLD_HEADING_CHARS = 100
+_BULLET = re.compile(r"(?:[•●▪■◦‣∙·*\-–]|\d{1,3}[.)])\s+\S")
+_KEYWORD_FIELD = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=\s*([^;]*)")
+_SENTENCE_END = ".!?:;"
+_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
+_FORCE_BOLD = 1 << 18
+
+
+@dataclass(frozen=True)
+class Line:
+    """One text line of a page: what it says, where it sits, and in which font."""
+
+    page: int
+    text: str
+    cells: tuple[str, ...]  # the text split at wide gaps; one cell for ordinary lines
+    x: float  # left edge
+    y: float  # baseline, PDF units from the page bottom
+    size: float  # font size, rounded to half points
+    bold: bool
+
+
+def parse_pdf(data: bytes) -> ParsedDocument:
+    metadata = _read_information(data)
+    pages = _read_lines(data)
+    if not any(pages):
+        raise UnreadableFile("PDF has no extractable text")
+    lines = [line for page in _without_running_lines(pages) for line in page]
+    if not lines:
+        raise UnreadableFile("PDF has no extractable text")
+    return assemble("pdf", _drafts(lines), metadata, page_count=len(pages))
+
+
+# ---------------------------------------------------------------------------- metadata
+
+
+def _read_information(data: bytes) -> dict[str, Any]:
+    """The document information entries (and key=value pairs in /Keywords, and XMP dc:title)."""
+    if b"%PDF-" not in data[:1024]:
+        raise UnreadableFile("not a PDF")
+    try:
+        reader = PdfReader(io.BytesIO(data), strict=False)
+        encrypted = reader.is_encrypted
+    except Exception:  # pypdf raises many kinds of errors on damaged files
+        raise UnreadableFile("not a PDF") from None
+    if encrypted:
+        raise UnreadableFile("encrypted PDF")
+    fields: dict[str, Any] = {}
+    try:
+        info = reader.metadata
+        for key in list(info.keys()) if info is not None else ():
+            name = str(key).lstrip("/").lower()
+            if name:
+                fields[name] = _plain_value(info[key])
+    except Exception:  # a damaged information dictionary yields no fields, not a failure
+        fields = {}
+    keywords = fields.get("keywords")
+    if isinstance(keywords, str) and "=" in keywords:
+        for part in keywords.split(";"):
+            match = _KEYWORD_FIELD.fullmatch(part)
+            if match and match.group(2).strip():
+                fields.setdefault(match.group(1).lower(), match.group(2).strip())
+    if not fields.get("title"):
+        title = _xmp_title(reader)
+        if title:
+            fields["title"] = title
+    return fields
+
+
+def _plain_value(value: Any) -> Any:
+    if isinstance(value, IndirectObject):
+        value = value.get_object()
+    if isinstance(value, BooleanObject):
+        return bool(value)
+    if isinstance(value, NumberObject):
+        return int(value)
+    if isinstance(value, FloatObject):
+        return float(value)
+    if isinstance(value, NameObject):
+        return str(value).lstrip("/")
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.decode("latin-1")
+    return str(value)
+
+
+def _xmp_title(reader: PdfReader) -> str | None:
+    try:
+        xmp = reader.xmp_metadata
+        titles = xmp.dc_title if xmp is not None else None
+    except Exception:  # malformed XMP is ignored
+        return None
+    if not titles:
+        return None
+    title = titles.get("x-default") or next(iter(titles.values()), None)
+    return str(title) if title else None
+
+
+# ---------------------------------------------------------------------------- lines
+
+
+def _read_lines(data: bytes) -> list[list[Line]]:
+    """Every page's text lines, in pdfium's (content) order."""
+    try:
+        document = pdfium.PdfDocument(data)
+    except Exception:  # pdfium refuses what it cannot open
+        raise UnreadableFile("not a PDF") from None
+    try:
+        pages: list[list[Line]] = []
+        for index in range(len(document)):
+            page = document[index]
+            try:
+                textpage = page.get_textpage()
+                try:
+                    pages.append(list(_page_lines(textpage, index + 1)))
+                finally:
+                    textpage.close()
+            finally:
+                page.close()
+        return pages
+    except pdfium.PdfiumError as exc:
+        raise UnreadableFile(f"PDF text cannot be read: {exc}") from None
+    finally:
+        document.close()
+
+
+def _page_chars(textpage: pdfium.PdfTextPage) -> str:
+    """The page's characters, one per pdfium char index (generated spaces and breaks included)."""
+    count = textpage.count_chars()
+    if count <= 0:
+        return ""
+    text = textpage.get_text_range(0, count)
+    if len(text) == count:
+        return text
+    # pdfium excluded or inserted characters: ask for each one, keeping indices aligned.
+    return "".join(_safe_char(pdfium_c.FPDFText_GetUnicode(textpage.raw, index)) for index in range(count))
+
+
+def _safe_char(code: int) -> str:
+    if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
+        return "\ufffd"
+    return chr(code)
+
+
+_LINE = re.compile(r"[^\r\n]+")
+
+
+def _page_lines(textpage: pdfium.PdfTextPage, page: int) -> Iterator[Line]:
+    chars = _page_chars(textpage).replace("\x02", "-")  # pdfium marks a line-end hyphen as \x02
+    raw = textpage.raw
+    for match in _LINE.finditer(chars):
+        segment = match.group()
+        stripped = segment.strip()
+        if not stripped or not strip_controls(stripped).strip():
+            continue
+        first = match.start() + (len(segment) - len(segment.lstrip()))
+        last = match.start() + len(segment.rstrip()) - 1
+        size = pdfium_c.FPDFText_GetFontSize(raw, first)
+        cells = _cells(textpage, chars, first, last, size)
+        origin_x, origin_y = ctypes.c_double(), ctypes.c_double()
+        pdfium_c.FPDFText_GetCharOrigin(raw, first, origin_x, origin_y)
+        yield Line(
+            page=page,
+            text=collapse_spaces(strip_controls(stripped)),
+            cells=cells,
+            x=round(origin_x.value, 1),
+            y=round(origin_y.value, 1),
+            size=round(size * 2) / 2,
+            bold=_is_bold(raw, first) and _is_bold(raw, last),
+        )
+
+
+def _cells(textpage: pdfium.PdfTextPage, chars: str, first: int, last: int, size: float) -> tuple[str, ...]:
+    """The line's text split where the gap between two words is wider than CELL_GAP font sizes."""
+    cells: list[str] = []
+    cell_start = first
+    for gap in re.finditer(r"\s+", chars[first : last + 1]):
+        before, after = first + gap.start() - 1, first + gap.end()
+        try:
+            left_edge = textpage.get_charbox(before)[2]
+            right_edge = textpage.get_charbox(after)[0]
+        except pdfium.PdfiumError:
+            continue
+        if right_edge - left_edge > CELL_GAP * max(size, 1.0):
+            cells.append(chars[cell_start : before + 1])
+            cell_start = after
+    cells.append(chars[cell_start : last + 1])
+    return tuple(collapse_spaces(strip_controls(cell)) for cell in cells if collapse_spaces(strip_controls(cell)))
+
+
+def _is_bold(raw: Any, index: int) -> bool:
+    if pdfium_c.FPDFText_GetFontWeight(raw, index) >= 600:
+        return True
+    name = ctypes.create_string_buffer(128)
+    flags = ctypes.c_int(0)
+    length = pdfium_c.FPDFText_GetFontInfo(raw, index, name, len(name), flags)
+    if length <= 0:
+        return False
+    return bool(flags.value & _FORCE_BOLD) or bool(_BOLD_NAME.search(name.value.decode("latin-1")))
+
+
+# ---------------------------------------------------------------------------- running lines
+
+
+def _without_running_lines(pages: list[list[Line]]) -> list[list[Line]]:
+    """Pages without the lines repeated at the top or bottom of most pages."""
+    by_height = [sorted(range(len(page)), key=lambda i, page=page: -page[i].y) for page in pages]
+    tops = [order[:RUNNING_ZONE] for order in by_height]
+    bottoms = [order[-RUNNING_ZONE:] for order in by_height]
+    top_keys = running_keys([[page[i].text for i in zone] for page, zone in zip(pages, tops)])
+    bottom_keys = running_keys([[page[i].text for i in zone] for page, zone in zip(pages, bottoms)])
+    kept: list[list[Line]] = []
+    for page, top, bottom in zip(pages, tops, bottoms):
+        drop = {i for i in top if line_key(page[i].text) in top_keys}
+        drop |= {i for i in bottom if line_key(page[i].text) in bottom_keys}
+        kept.append([line for i, line in enumerate(page) if i not in drop])
+    return kept
+
+
+# ---------------------------------------------------------------------------- blocks
+
+
+@dataclass(frozen=True)
+class _Style:
+    """How the document's body text looks, and the heading styles ranked largest first."""
+
+    body_size: float
+    body_bold: bool
+    heading_levels: dict[tuple[float, bool], int]
+
+
+def _document_style(lines: Sequence[Line]) -> _Style:
+    sizes: Counter[float] = Counter()
+    bold_chars = 0
+    for line in lines:
+        sizes[line.size] += len(line.text)
+        bold_chars += len(line.text) if line.bold else 0
+    body_size = sizes.most_common(1)[0][0]
+    body_bold = bold_chars * 2 > sum(sizes.values())
+    style = _Style(body_size, body_bold, {})
+    heading_styles = sorted(
+        {(line.size, line.bold) for line in lines if _heading_style(line, style)},
+        key=lambda key: (-key[0], not key[1]),
+    )
+    return _Style(body_size, body_bold, {key: min(rank + 1, 6) for rank, key in enumerate(heading_styles)})
+
+
+def _heading_style(line: Line, style: _Style) -> bool:
+    if len(line.cells) > 1 or not any(char.isalpha() for char in line.text):
+        return False
+    if line.size >= style.body_size + HEADING_SIZE_STEP:
+        return len(line.text) <= MAX_HEADING_CHARS
+    return (
+        line.bold
+        and not style.body_bold
+        and line.size >= style.body_size - 0.5
+        and len(line.text) <= MAX_BOLD_HEADING_CHARS
+        and line.text[-1] not in ".,;:"
+    )
+
+
+def _kind(line: Line, style: _Style) -> str:
+    if (line.size, line.bold) in style.heading_levels and _heading_style(line, style):
+        return "heading"
+    if len(line.cells) > 1:
+        return "table"
+    if _BULLET.match(line.text):
+        return "item"
+    return "text"
+
+
+def _drafts(lines: Sequence[Line]) -> Iterator[Draft]:
+    style = _document_style(lines)
+    group: list[Line] = []
+    group_kind = ""
+    for line in lines:
+        kind = _kind(line, style)
+        if group and _continues(group_kind, group, kind, line):
+            group.append(line)
+            continue
+        if group:
+            yield _draft(group_kind, group, style)
+        group, group_kind = [line], ("list" if kind == "item" else kind)
+    if group:
+        yield _draft(group_kind, group, style)
+
+
+def _continues(group_kind: str, group: list[Line], kind: str, line: Line) -> bool:
+    previous = group[-1]
+    new_page = line.page != previous.page
+    step = previous.y - line.y
+    close = not new_page and 0 < step <= PARAGRAPH_GAP * max(previous.size, line.size)
+    if group_kind == "heading":
+        return kind == "heading" and close and (line.size, line.bold) == (previous.size, previous.bold)
+    if group_kind == "table":
+        return kind == "table" and (close or new_page or step > 0)
+    if group_kind == "list":
+        if kind == "item":
+            return close or new_page
+        return kind == "text" and (close or new_page) and line.x > group[-1].x + 1
+    if group_kind == "text":
+        if kind != "text" or abs(line.size - previous.size) > 0.5:
+            return False
+        if new_page:
+            return previous.text[-1] not in _SENTENCE_END
+        return close
+    return False
+
+
+def _draft(kind: str, lines: list[Line], style: _Style) -> Draft:
+    if kind == "heading":
+        text, marks = _joined(lines)
+        return Draft("heading", text, level=style.heading_levels[(lines[0].size, lines[0].bold)], page_marks=marks)
+    if kind == "table" and len(lines) > 1:
+        return _rows_draft("table", [_row(line) for line in lines])
+    if kind == "list":
+        return _rows_draft("list", [_joined(item) for item in _items(lines)])
+    text, marks = _joined(lines)
+    return Draft("paragraph", text, page_marks=marks)
+
+
+def _joined(lines: list[Line]) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """Lines joined as one paragraph, with the offset at which each page's part starts."""
+    text, starts = join_line_offsets([line.text for line in lines])
+    marks: list[tuple[int, int]] = []
+    for line, start in zip(lines, starts):
+        if not marks or marks[-1][1] != line.page:
+            marks.append((start, line.page))
+    return text, tuple(marks)
+
+
+def _items(lines: list[Line]) -> list[list[Line]]:
+    items: list[list[Line]] = []
+    for line in lines:
+        if _BULLET.match(line.text) or not items:
+            items.append([line])
+        else:
+            items[-1].append(line)
+    return items
+
+
+def _row(line: Line) -> tuple[str, tuple[tuple[int, int], ...]]:
+    return " | ".join(line.cells), ((0, line.page),)
+
+
+def _rows_draft(kind: str, rows: list[tuple[str, tuple[tuple[int, int], ...]]]) -> Draft:
+    """Rows one per line, keeping the offset where each page's part starts."""
+    texts: list[str] = []
+    marks: list[tuple[int, int]] = []
+    offset = 0
+    for text, row_marks in rows:
+        for start, page in row_marks:
+            if not marks or marks[-1][1] != page:
+                marks.append((offset + start, page))
+        texts.append(text)
+        offset += len(text) + 1
+    return Draft(kind, "\n".join(texts), page_marks=tuple(marks))

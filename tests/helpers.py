@@ -1,0 +1,67 @@
+"""Small builders shared by the tests: real records, no mocks."""
+
+from __future__ import annotations
+
+from ingest.model import Chunk, DocumentRecord, chunk_id
+
+
+def make_chunk(
+    doc_id: str = "doc",
+    version: str = "1",
+    position: int = 0,
+    text: str = "hello world",
+    access: str = "public",
+    effective_from: str | None = None,
+    effective_to: str | None = None,
+    section: str = "Intro",
+    title: str = "A Title",
+    start: int | None = None,
+    pages: tuple[int, ...] = (),
+    status: str = "current",
+) -> Chunk:
+    start = position * 1000 if start is None else start
+    end = start + len(text)
+    return Chunk(
+        chunk_id=chunk_id(doc_id, version, start, end),
+        doc_id=doc_id,
+        version=version,
+        title=title,
+        section=section,
+        sections=(section,),
+        heading_path=(title, section),
+        position=position,
+        start=start,
+        end=end,
+        pages=pages,
+        text=text,
+        word_count=len(text.split()),
+        access=access,
+        effective_from=effective_from,
+        effective_to=effective_to,
+        status=status,
+        superseded_by=None,
+        tags=("t",),
+        source=f"documents/{doc_id}.md",
+        source_sha256="0" * 64,
+        chunker="structure:200",
+    )
+
+
+def make_record(chunks: list[Chunk], fmt: str = "markdown") -> DocumentRecord:
+    c = chunks[0]
+    return DocumentRecord(
+        doc_id=c.doc_id,
+        version=c.version,
+        title=c.title,
+        source=c.source,
+        source_sha256=c.source_sha256,
+        format=fmt,
+        access=c.access,
+        status=c.status,
+        effective_from=c.effective_from,
+        effective_to=c.effective_to,
+        superseded_by=c.superseded_by,
+        tags=c.tags,
+        settings_fingerprint="structure:200|parser:1",
+        chunk_ids=tuple(x.chunk_id for x in chunks),
+    )

@@ -1,0 +1,232 @@
+"""Incremental sync on the embedded store (the same tests run on Elasticsearch in
+tests/test_pipeline_elasticsearch.py): skip what is unchanged, replace what changed,
+delete what is gone, refuse silent edits, and survive a killed run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ingest import pipeline
+from ingest.settings import ChunkSettings, load_settings
+from ingest.store.sqlite import SQLiteStore
+from tests.corpus_builder import make_corpus, write_doc
+
+
+def run(corpus: Path, store, **kwargs):
+    settings = load_settings(corpus)
+    chunking = kwargs.pop("chunking", settings.chunking)
+    return pipeline.run(corpus, store, settings, chunking, **kwargs)
+
+
+def snapshot(store):
+    """Everything a reader can see: chunk records and document records (no timestamps)."""
+    chunks = sorted((c.to_json() for c in store.iter_chunks()), key=lambda c: c["chunk_id"])
+    docs = sorted((r.to_json() for r in store.documents()), key=lambda r: (r["doc_id"], r["version"]))
+    return chunks, docs
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    return make_corpus(tmp_path / "corpus")
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = SQLiteStore(tmp_path / "index.sqlite")
+    yield s
+    s.close()
+
+
+def test_second_run_writes_and_deletes_nothing(corpus, store):
+    first = run(corpus, store)
+    assert first.ok and first.to_json()["documents"]["indexed"] == 6
+    assert first.written == first.total > 0
+    second = run(corpus, store).to_json()
+    assert second["documents"] == {**second["documents"], "seen": 6, "indexed": 0, "unchanged": 6, "removed": 0, "rejected": 0}
+    assert second["chunks"] == {"written": 0, "deleted": 0, "total": first.total}
+
+
+def test_one_run_reports_exactly_each_kind_of_change(corpus, store, tmp_path):
+    run(corpus, store)
+    before = {r.key: r for r in store.documents()}
+    docs = corpus / "documents"
+    # bump: doc-0 gets new text and version 2 (same path)
+    write_doc(corpus, "folder0/doc0.md", "doc-0", version="2", salt="revised")
+    # delete: doc-1 leaves
+    (docs / "folder1/doc1.md").unlink()
+    # add: doc-9 arrives
+    write_doc(corpus, "folder1/doc9.md", "doc-9")
+    # move: doc-2 to another folder, same bytes
+    (docs / "moved").mkdir()
+    (docs / "folder0/doc2.md").rename(docs / "moved/doc2.md")
+    # edit without a version bump: doc-3
+    write_doc(corpus, "folder1/doc3.md", "doc-3", access="public", salt="sneaky edit")
+    result = run(corpus, store)
+    actions = {item.key: item.action for item in result.plan.items}
+    assert actions == {
+        "doc-0@2": "new", "doc-0@1": "removed", "doc-1@1": "removed", "doc-9@1": "new",
+        "doc-2@1": "moved", "doc-3@1": "rejected", "doc-4@1": "unchanged", "doc-5@1": "unchanged",
+    }
+    assert not result.ok  # the silent edit is a problem: exit 1
+    [problem] = result.plan.problems
+    assert problem.source == "documents/folder1/doc3.md"
+    assert "content changed but version '1' did not" in problem.problems[0]
+    after = {r.key: r for r in store.documents()}
+    assert after["doc-3@1"] == before["doc-3@1"]  # stored chunks kept
+    assert after["doc-2@1"].source == "documents/moved/doc2.md"
+    assert after["doc-2@1"].chunk_ids == before["doc-2@1"].chunk_ids  # a move keeps IDs
+    assert set(after) == {"doc-0@2", "doc-2@1", "doc-3@1", "doc-4@1", "doc-5@1", "doc-9@1"}
+    assert store.document_chunks("doc-1") == []
+    hits = store.search("doc-1", ("public", "partner", "staff"), None, top=50)
+    assert all(h.chunk.doc_id != "doc-1" for h in hits)
+    assert {c.source for c in store.document_chunks("doc-2")} == {"documents/moved/doc2.md"}
+    check = pipeline.verify(corpus, store, load_settings(corpus))
+    assert check.untraceable == [] and check.missing_in_store == [] and check.stale_in_store == []
+    assert check.edited_in_folder == ["doc-3@1"]
+    # --accept-edits replaces it deliberately and says so
+    accepted = run(corpus, store, accept_edits=True)
+    assert accepted.ok and [i.action for i in accepted.plan.items if i.key == "doc-3@1"] == ["changed"]
+    assert len(accepted.plan.overrides) == 1
+    assert pipeline.verify(corpus, store, load_settings(corpus)).ok
+
+
+def test_settings_change_rebuilds_and_says_why(corpus, store):
+    run(corpus, store)
+    result = run(corpus, store, chunking=ChunkSettings("fixed", 25))
+    assert {i.action for i in result.plan.items} == {"changed"}
+    assert "settings changed (structure:200|parser:1 → fixed:25|parser:1)" in result.plan.items[0].reason
+    assert {c.chunker for c in store.iter_chunks()} == {"fixed:25"}
+
+
+def test_dry_run_plans_and_writes_nothing(corpus, store):
+    run(corpus, store)
+    state = snapshot(store)
+    (corpus / "documents/folder1/doc1.md").unlink()
+    write_doc(corpus, "folder1/doc7.md", "doc-7")
+    plan = run(corpus, store, dry_run=True)
+    assert {i.key: i.action for i in plan.plan.items if i.action != "unchanged"} == {"doc-7@1": "new", "doc-1@1": "removed"}
+    assert plan.written > 0 and plan.deleted > 0
+    assert snapshot(store) == state
+
+
+def test_full_rebuild_equals_incremental_state(corpus, store, tmp_path):
+    run(corpus, store)
+    (corpus / "documents/folder1/doc1.md").unlink()
+    run(corpus, store)
+    clean = SQLiteStore(tmp_path / "clean.sqlite")
+    run(corpus, clean, full=True)
+    assert snapshot(store) == snapshot(clean)
+    full_again = run(corpus, store, full=True)
+    assert full_again.ok and snapshot(store) == snapshot(clean)
+
+
+def test_same_corpus_twice_gives_identical_records(corpus, tmp_path):
+    a, b = SQLiteStore(tmp_path / "a.sqlite"), SQLiteStore(tmp_path / "b.sqlite")
+    run(corpus, a)
+    run(corpus, b)
+    assert snapshot(a) == snapshot(b)
+
+
+def test_repair_removes_what_a_killed_run_left(corpus, store):
+    from tests.helpers import make_chunk
+
+    run(corpus, store)
+    clean = snapshot(store)
+    orphan = make_chunk("doc-0", "7", 0, "left over by a crash")
+    store.write_chunks([orphan])
+    victim = store.documents()[0]
+    store.delete_chunks(victim.chunk_ids[:1])  # a record whose chunks are not all there
+    check = pipeline.verify(corpus, store, load_settings(corpus))
+    assert check.orphan_chunks == [orphan.chunk_id] and check.incomplete_documents == [victim.key]
+    result = run(corpus, store)
+    assert result.repaired == {"orphan_chunks": len(victim.chunk_ids), "incomplete_documents": 1} or result.repaired["incomplete_documents"] == 1
+    assert snapshot(store) == clean
+
+
+def _cli(*args, env=None):
+    return [sys.executable, "-m", "ingest.cli", *args]
+
+
+def _change_folder(corpus: Path, round_: int) -> None:
+    """Real work for every run: bump some versions, drop one file, bring one back."""
+    for i in range(0, 24, 3):
+        write_doc(corpus, f"folder{i % 2}/doc{i}.md", f"doc-{i}", version=str(round_ + 2), salt=f"round {round_}")
+    i = (round_ * 5 + 1) % 24
+    gone = corpus / "documents" / f"folder{i % 2}/doc{i}.md"
+    if gone.exists() and round_ % 2:
+        gone.unlink()
+    elif not gone.exists():
+        write_doc(corpus, f"folder{i % 2}/doc{i}.md", f"doc-{i}")
+
+
+def assert_equals_clean_build(corpus: Path, store, tmp_path: Path) -> None:
+    clean = SQLiteStore(tmp_path / f"clean-{time.monotonic_ns()}.sqlite")
+    run(corpus, clean, full=True)
+    assert snapshot(store) == snapshot(clean)
+    versions: dict[str, set[str]] = {}
+    for c in store.iter_chunks():
+        versions.setdefault(c.doc_id, set()).add(c.version)
+    assert all(len(v) == 1 for v in versions.values()), versions
+    clean.close()
+
+
+@pytest.mark.parametrize("crash_after", [1, 2, 3, 4, 5, 7, 9, 12, 17, 23, 30])
+def test_sigkill_after_each_kind_of_write_then_a_normal_run_repairs(tmp_path, crash_after):
+    """Killed after exactly N store writes (chunks, record, stale deletes, removals)."""
+    corpus = make_corpus(tmp_path / "corpus", n=24)
+    url = f"sqlite:///{tmp_path / 'index.sqlite'}"
+    subprocess.run(_cli("run", str(corpus), "--store", url, "--json"), check=True, capture_output=True)
+    _change_folder(corpus, 1)
+    killed = subprocess.run(
+        _cli("run", str(corpus), "--store", url, "--json"), capture_output=True,
+        env={**os.environ, "INGEST_CRASH_AFTER_WRITES": str(crash_after)},
+    )
+    assert killed.returncode == -signal.SIGKILL
+    done = subprocess.run(_cli("run", str(corpus), "--store", url, "--json"), capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    store = SQLiteStore(tmp_path / "index.sqlite")
+    assert_equals_clean_build(corpus, store, tmp_path)
+    assert pipeline.verify(corpus, store, load_settings(corpus)).ok
+
+
+def test_sigkill_at_random_moments_then_a_normal_run_repairs(tmp_path):
+    """Kill a real run from outside at different delays, many times over."""
+    corpus = make_corpus(tmp_path / "corpus", n=24)
+    db = tmp_path / "index.sqlite"
+    url = f"sqlite:///{db}"
+    subprocess.run(_cli("run", str(corpus), "--store", url, "--json"), check=True, capture_output=True)
+    for round_ in range(10):
+        _change_folder(corpus, round_ + 2)
+        proc = subprocess.Popen(_cli("run", str(corpus), "--store", url, "--json"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.15 + 0.05 * round_)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        done = subprocess.run(_cli("run", str(corpus), "--store", url, "--json"), capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        store = SQLiteStore(db)
+        assert_equals_clean_build(corpus, store, tmp_path)
+        store.close()
+
+
+def test_two_concurrent_runs_never_interleave(tmp_path):
+    corpus = make_corpus(tmp_path / "corpus", n=80)
+    url = f"sqlite:///{tmp_path / 'index.sqlite'}"
+    procs = [subprocess.Popen(_cli("run", str(corpus), "--store", url, "--json"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [(p.wait(), p.stdout.read()) for p in procs]
+    codes = sorted(code for code, _ in results)
+    # Either the second found the lock (exit 2, nothing written) or ran after the first finished (0).
+    assert codes in ([0, 0], [0, 2])
+    for code, output in results:
+        data = json.loads(output)
+        if code == 2:
+            assert "being written" in data["error"]
+    store = SQLiteStore(tmp_path / "index.sqlite")
+    assert pipeline.verify(corpus, store, load_settings(corpus)).ok
