@@ -88,7 +88,16 @@ def story(doc: PdfDocument) -> list:
             flow.append(Spacer(1, 8))
         elif kind == "list":
             items = [ListItem(Paragraph(item, BODY), leftIndent=12) for item in value]
-            flow.append(ListFlowable(items, bulletType="bullet", start="-", leftIndent=12))
+            flow.append(
+                ListFlowable(
+                    items,
+                    bulletType="bullet",
+                    start="-",
+                    leftIndent=12,
+                    bulletFontName=BODY.fontName,  # same size as the body: a bullet is no heading
+                    bulletFontSize=BODY.fontSize,
+                )
+            )
         else:
             raise ValueError(f"unknown content kind {kind!r}")
     return flow
@@ -334,6 +343,39 @@ DOCS = (
                 "but the owner's manual will be made clearer. On the K25, 19 claims were for shift cable "
                 "adjustment at handover, which is a rigging error rather than a part failure.",
             ),
+            ("h2", "Claims by Region"),
+            (
+                "p",
+                "Claims are counted by the country of the dealer that submitted them. Ireland shows the "
+                "highest rate per engine sold, which the regional team links to the large number of X90 "
+                "engines on commercial RIBs used for sea-angling charters on the west coast.",
+            ),
+            (
+                "table",
+                [
+                    ["Region", "Claims received", "Approved", "Declined"],
+                    ["United Kingdom", "301", "276", "25"],
+                    ["Ireland", "97", "88", "9"],
+                    ["Netherlands and Belgium", "52", "46", "6"],
+                    ["Nordic countries", "36", "32", "4"],
+                ],
+            ),
+            ("h2", "Claim Handling"),
+            (
+                "p",
+                "Of the 44 declined claims, 19 were declined for missing scheduled maintenance, 11 for "
+                "damage from grounding or collision, 8 for running without cooling water and 6 for fuel "
+                "with too much ethanol. Dealers asked for a second review of 12 declined claims; the "
+                "technical team overturned 3 of them. The share of claims returned to dealers because "
+                "photographs were missing fell from 14% to 6% after the dealer portal began to refuse "
+                "claims without them in March.",
+            ),
+            (
+                "p",
+                "Average labour paid per approved claim was 2.1 hours, slightly above the 1.9 hours of the "
+                "previous quarter because trim ram repairs take longer than the typical impeller or "
+                "thermostat repair.",
+            ),
             ("h2", "Corrective Actions"),
             (
                 "list",
@@ -518,6 +560,16 @@ DOCS = (
                 "p",
                 "Extended Cover Plans are priced per engine family: 390 GBP for the X40, 520 GBP for the "
                 "X60, 780 GBP for the X90 and 690 GBP for the K25. Plans are available from 1 July 2025.",
+            ),
+            ("h2", "Terms of Sale"),
+            (
+                "p",
+                "Engines are sold with the Northwind limited warranty described in the current warranty "
+                "policy. A deposit of 20% is usually asked when an engine is ordered, and the balance is "
+                "due on delivery. Prices of accessories ordered online include delivery to mainland UK "
+                "addresses; deliveries to the Scottish islands, Northern Ireland and the Isles of Scilly "
+                "carry a surcharge shown at checkout. Northwind may change prices with 30 days' notice to "
+                "dealers; orders confirmed before a change keep the old price.",
             ),
         ),
     ),

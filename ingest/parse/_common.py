@@ -18,6 +18,7 @@ from ingest.model import Block, ParsedDocument, UnreadableFile
 BLOCK_SEPARATOR = "\n\n"
 MAX_FRONT_MATTER = 64 * 1024  # bytes of YAML; larger front matter is refused, not parsed
 MAX_YAML_ALIASES = 100  # more alias nodes than this is a "billion laughs" bomb
+MAX_YAML_NODES = 100_000  # nor may aliases expand the document beyond this many nodes
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,32 @@ class _BombSafeLoader(yaml.SafeLoader):
             if self._aliases > MAX_YAML_ALIASES:
                 raise yaml.YAMLError(f"more than {MAX_YAML_ALIASES} aliases")
         return super().compose_node(parent, index)
+
+    def get_single_node(self):  # type: ignore[override]
+        node = super().get_single_node()
+        if node is not None and _expanded_size(node, {}) > MAX_YAML_NODES:
+            raise yaml.YAMLError(f"aliases expand to more than {MAX_YAML_NODES} nodes")
+        return node
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
+    """Nodes the document would have with every alias copied out; a cycle counts as too many."""
+    known = sizes.get(id(node))
+    if known is not None:
+        if known < 0:
+            return MAX_YAML_NODES + 1  # an alias back into its own anchor
+        return known
+    sizes[id(node)] = -1
+    total = 1
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            total += _expanded_size(item, sizes)
+    elif isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            total += _expanded_size(key, sizes) + _expanded_size(value, sizes)
+    total = min(total, MAX_YAML_NODES + 1)
+    sizes[id(node)] = total
+    return total
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:

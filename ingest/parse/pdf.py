@@ -42,6 +42,7 @@ MAX_BOLD_HEADING_CHARS = 100
 _BULLET = re.compile(r"(?:[•●▪■◦‣∙·*\-–]|\d{1,3}[.)])\s+\S")
 _KEYWORD_FIELD = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=\s*([^;]*)")
 _SENTENCE_END = ".!?:;"
+_SOFT_HYPHEN = re.compile(r"[\x02\ufffe]\s*(\S?)")
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 _FORCE_BOLD = 1 << 18
 
@@ -186,7 +187,7 @@ _LINE = re.compile(r"[^\r\n]+")
 
 
 def _page_lines(textpage: pdfium.PdfTextPage, page: int) -> Iterator[Line]:
-    chars = _page_chars(textpage).replace("\x02", "-")  # pdfium marks a line-end hyphen as \x02
+    chars = _page_chars(textpage)
     raw = textpage.raw
     for match in _LINE.finditer(chars):
         segment = match.group()
@@ -201,7 +202,7 @@ def _page_lines(textpage: pdfium.PdfTextPage, page: int) -> Iterator[Line]:
         pdfium_c.FPDFText_GetCharOrigin(raw, first, origin_x, origin_y)
         yield Line(
             page=page,
-            text=collapse_spaces(strip_controls(stripped)),
+            text=_clean(stripped),
             cells=cells,
             x=round(origin_x.value, 1),
             y=round(origin_y.value, 1),
@@ -225,7 +226,17 @@ def _cells(textpage: pdfium.PdfTextPage, chars: str, first: int, last: int, size
             cells.append(chars[cell_start : before + 1])
             cell_start = after
     cells.append(chars[cell_start : last + 1])
-    return tuple(collapse_spaces(strip_controls(cell)) for cell in cells if collapse_spaces(strip_controls(cell)))
+    return tuple(text for text in map(_clean, cells) if text)
+
+
+def _clean(text: str) -> str:
+    """Line text with pdfium's line-end hyphen marks resolved, controls dropped, spaces collapsed.
+
+    pdfium joins a line ending in a hyphen with the next one and marks the hyphen as
+    U+FFFE (or U+0002): it is dropped before a lower-case letter, kept otherwise.
+    """
+    text = _SOFT_HYPHEN.sub(lambda m: m.group(1) if m.group(1)[:1].islower() else "-" + m.group(1), text)
+    return collapse_spaces(strip_controls(text))
 
 
 def _is_bold(raw: Any, index: int) -> bool:

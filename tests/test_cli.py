@@ -1,0 +1,125 @@
+"""The command line as a user runs it: output formats, JSON shapes and exit codes."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from ingest.cli import app
+from tests.corpus_builder import make_corpus, write_doc
+
+runner = CliRunner()
+
+
+def ingest(*args):
+    return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture
+def built(tmp_path):
+    corpus = make_corpus(tmp_path / "corpus")
+    write_doc(corpus, "versions/w4.md", "warranty", version="4", effective_from="2024-01-01", effective_to="2025-06-30",
+              status="superseded", superseded_by="warranty@5")
+    write_doc(corpus, "versions/w5.md", "warranty", version="5", effective_from="2025-07-01", salt="longer cover")
+    store = f"sqlite:///{tmp_path / 'index.sqlite'}"
+    result = ingest("run", corpus, "--store", store, "--json")
+    assert result.exit_code == 0, result.output
+    return corpus, store
+
+
+def test_run_json_shape(built, tmp_path):
+    corpus, store = built
+    data = json.loads(ingest("run", corpus, "--store", store, "--json").stdout)
+    assert set(data) >= {"store", "documents", "chunks", "problems", "elapsed_s"}
+    assert set(data["documents"]) >= {"seen", "indexed", "unchanged", "rejected", "removed"}
+    assert set(data["chunks"]) >= {"written", "deleted", "total"}
+    assert data["documents"]["unchanged"] == 8 and data["chunks"]["written"] == 0
+
+
+def test_chunks_prints_one_line_per_chunk_in_the_spec_format(built):
+    _, store = built
+    result = ingest("chunks", "doc-0", "--store", store)
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) >= 2
+    pattern = re.compile(r"^[0-9a-f]{12} v1 #(\d+) chars (\d+)-(\d+) pages - \| (\d+) words \| (.+)$")
+    positions = [int(pattern.match(line).group(1)) for line in lines]
+    assert positions == list(range(len(lines)))
+    assert pattern.match(lines[0]).group(5) == "Doc-0 overview"
+
+
+def test_show_with_context_gives_neighbours_from_the_same_version(built):
+    _, store = built
+    chunks = json.loads(ingest("chunks", "warranty", "--version", "5", "--store", store, "--json").stdout)["chunks"]
+    middle = chunks[1]
+    data = json.loads(ingest("show", middle["chunk_id"][:8], "--context", 1, "--store", store, "--json").stdout)
+    assert data["chunk"] == middle
+    assert [c["chunk_id"] for c in data["before"]] == [chunks[0]["chunk_id"]]
+    assert [c["chunk_id"] for c in data["after"]] == [chunks[2]["chunk_id"]]
+    assert {c["version"] for c in data["before"] + data["after"]} == {"5"}
+    human = ingest("show", middle["chunk_id"][:12], "--context", 1, "--store", store).stdout
+    assert "“Warranty: a test document”" in human and "version 5" in human and middle["chunk_id"][:12] in human
+    assert chunks[0]["text"].splitlines()[0] in human
+
+
+def test_search_json_and_filters(built):
+    _, store = built
+    data = json.loads(ingest("search", "warranty cover", "--as-of", "2025-08-01", "--store", store, "--json").stdout)
+    assert set(data) >= {"query", "role", "as_of", "hits"}
+    assert data["role"] == "public" and data["as_of"] == "2025-08-01"
+    assert {h["version"] for h in data["hits"]} == {"5"}
+    for hit in data["hits"]:
+        assert set(hit) >= {"chunk_id", "doc_id", "version", "title", "section", "pages", "start", "end", "access", "score", "text"}
+    old = json.loads(ingest("search", "warranty", "--as-of", "2025-01-01", "--store", store, "--json").stdout)
+    assert {h["version"] for h in old["hits"]} == {"4"}
+    staff = json.loads(ingest("search", "doc", "--role", "public", "--top", 50, "--store", store, "--json").stdout)
+    assert {h["access"] for h in staff["hits"]} == {"public"}
+
+
+def test_stats_counts(built):
+    _, store = built
+    data = json.loads(ingest("stats", "--store", store, "--json").stdout)
+    assert data["totals"]["documents"] == 8
+    assert set(data["access"]) == {"public", "partner", "staff"}
+    assert data["format"] == {"markdown": data["totals"]["chunks"]}
+
+
+def test_usage_errors_exit_2(built, tmp_path):
+    corpus, store = built
+    assert ingest("search", "x", "--as-of", "yesterday", "--store", store).exit_code == 2
+    assert ingest("search", "x", "--role", "ceo", "--store", store).exit_code == 2
+    assert ingest("run", tmp_path / "nowhere", "--store", store).exit_code == 2
+    assert ingest("run", corpus, "--chunker", "sentences", "--store", store).exit_code == 2
+    bad = json.loads(ingest("run", corpus, "--chunker", "sentences", "--store", store, "--json").stdout)
+    assert bad["exit_code"] == 2 and "unknown chunker" in bad["error"]
+
+
+def test_unknown_chunk_exits_1(built):
+    _, store = built
+    assert ingest("show", "0123456789abcdef", "--store", store).exit_code == 1
+
+
+def test_unreachable_elasticsearch_exits_3_fast_and_writes_nothing(built):
+    corpus, _ = built
+    started = time.monotonic()
+    result = ingest("run", corpus, "--store", "http://127.0.0.1:1", "--json")
+    assert result.exit_code == 3
+    assert time.monotonic() - started < 15
+    data = json.loads(result.stdout)
+    assert "http://127.0.0.1:1" in data["error"]
+
+
+def test_validate_json_and_exit_codes(built, tmp_path):
+    corpus, _ = built
+    ok = ingest("validate", corpus, "--json")
+    assert ok.exit_code == 0
+    data = json.loads(ok.stdout)
+    assert (data["documents"], data["valid"], data["rejected"], data["problems"]) == (8, 8, 0, [])
+    (corpus / "documents" / "broken.md").write_text("---\ndoc_id: Not A Slug\nversion: '1'\ntitle: x\naccess: secret\n---\n# A\n\ntext\n")
+    bad = ingest("validate", corpus, "--json")
+    assert bad.exit_code == 1
+    [problem] = json.loads(bad.stdout)["problems"]
+    assert problem["source"] == "documents/broken.md" and len(problem["problems"]) == 2

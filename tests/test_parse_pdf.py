@@ -1,0 +1,166 @@
+"""PDF parsing: information fields, running lines removed, headings, a table over a page break."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from pypdf import PdfReader, PdfWriter
+from reportlab.lib.pagesizes import A4
+from reportlab.pdfgen import canvas
+
+from ingest.model import ParsedDocument, UnreadableFile
+from ingest.parse import parse_bytes
+
+WIDTH, HEIGHT = A4
+TABLE = [("Product", "Years", "Region")] + [(f"Item {i}", str(i % 3 + 1), "EU") for i in range(1, 41)]
+
+
+def make_policy_pdf() -> bytes:
+    """Two pages: running header, "Page N of 2" footers, bold headings, a table over the break."""
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A4)
+    pdf.setTitle("Warranty Policy")
+    pdf.setKeywords("access=staff; effective_from=2026-01-01")
+    page = 1
+
+    def chrome() -> None:
+        pdf.setFont("Helvetica", 9)
+        pdf.drawString(72, HEIGHT - 40, "ACME Corp - Internal")
+        pdf.drawCentredString(WIDTH / 2, 30, f"Page {page} of 2")
+
+    chrome()
+    pdf.setFont("Helvetica-Bold", 18)
+    pdf.drawString(72, HEIGHT - 90, "Warranty terms")
+    pdf.setFont("Helvetica", 11)
+    y = HEIGHT - 120
+    for line in ("Every product carries a warranty of two years from the date", "of purchase. Claims must be regu-", "larly filed in writing."):
+        pdf.drawString(72, y, line)
+        y -= 14
+    y -= 14
+    pdf.setFont("Helvetica-Bold", 14)
+    pdf.drawString(72, y, "Coverage table")
+    y -= 24
+    pdf.setFont("Helvetica", 11)
+    for row in TABLE:
+        if y < 500 and page == 1 and row[0] == "Item 20":
+            pdf.showPage()
+            page = 2
+            chrome()
+            pdf.setFont("Helvetica", 11)
+            y = HEIGHT - 80
+        for x, cell in zip((72, 250, 400), row):
+            pdf.drawString(x, y, cell)
+        y -= 14
+    y -= 14
+    pdf.setFont("Helvetica-Bold", 14)
+    pdf.drawString(72, y, "Contacts")
+    pdf.setFont("Helvetica", 11)
+    pdf.drawString(72, y - 24, "Write to support.")
+    pdf.save()
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(buffer.getvalue())))
+    writer.add_metadata({"/doc_id": "warranty-policy", "/Version": "5"})
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def policy() -> ParsedDocument:
+    return parse_bytes(make_policy_pdf(), "policy.pdf")
+
+
+def test_blocks_kinds_paths_and_pages(policy: ParsedDocument) -> None:
+    rows = "\n".join(" | ".join(row) for row in TABLE)
+    terms, cov, contacts = ("Warranty terms",), ("Warranty terms", "Coverage table"), ("Warranty terms", "Contacts")
+    outline = [(b.kind, policy.text[b.start : b.end], b.level, b.heading_path, b.pages) for b in policy.blocks]
+    assert outline == [
+        ("heading", "Warranty terms", 1, terms, (1,)),
+        (
+            "paragraph",
+            "Every product carries a warranty of two years from the date of purchase. "
+            "Claims must be regularly filed in writing.",
+            0,
+            terms,
+            (1,),
+        ),
+        ("heading", "Coverage table", 2, cov, (1,)),
+        ("table", rows, 0, cov, (1, 2)),
+        ("heading", "Contacts", 2, contacts, (2,)),
+        ("paragraph", "Write to support.", 0, contacts, (2,)),
+    ]
+    assert policy.text == "\n\n".join(text for _, text, *_ in outline)
+
+
+def test_running_header_and_page_numbers_removed(policy: ParsedDocument) -> None:
+    assert "ACME Corp" not in policy.text
+    assert "Page 1" not in policy.text and "of 2" not in policy.text
+
+
+def test_page_starts_split_the_table_at_the_page_break(policy: ParsedDocument) -> None:
+    assert policy.page_starts[0] == 0
+    second = policy.page_starts[1]
+    assert policy.text[second:].startswith("Item 20 | 3 | EU\n")
+    assert policy.text[:second].endswith("Item 19 | 2 | EU\n")
+    table = policy.blocks[3]
+    assert policy.pages_of(table.start, table.end) == (1, 2)
+
+
+def test_information_fields(policy: ParsedDocument) -> None:
+    assert policy.metadata["title"] == "Warranty Policy"
+    assert policy.metadata["doc_id"] == "warranty-policy"
+    assert policy.metadata["version"] == "5"
+    assert policy.metadata["access"] == "staff"  # from /Keywords
+    assert policy.metadata["effective_from"] == "2026-01-01"
+
+
+def test_same_bytes_same_parse() -> None:
+    data = make_policy_pdf()
+    assert parse_bytes(data, "a.pdf") == parse_bytes(data, "a.pdf")
+
+
+def test_encrypted_pdf_is_unreadable() -> None:
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(make_policy_pdf())))
+    writer.encrypt("secret", algorithm="RC4-128")
+    out = io.BytesIO()
+    writer.write(out)
+    with pytest.raises(UnreadableFile, match="encrypted PDF"):
+        parse_bytes(out.getvalue(), "secret.pdf")
+
+
+def test_pdf_without_text_is_unreadable() -> None:
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A4)
+    pdf.rect(100, 100, 200, 200, fill=1)
+    pdf.showPage()
+    pdf.save()
+    with pytest.raises(UnreadableFile, match="PDF has no extractable text"):
+        parse_bytes(buffer.getvalue(), "scan.pdf")
+
+
+@pytest.mark.parametrize("data", [b"# Just markdown\n", b"%PDF-1.7\n garbage \x00\x01", b"%PDF-"])
+def test_not_a_pdf(data: bytes) -> None:
+    with pytest.raises(UnreadableFile, match="not a PDF"):
+        parse_bytes(data, "fake.pdf")
+
+
+def test_single_page_bullets_and_bold_body_heading() -> None:
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A4)
+    pdf.setFont("Helvetica-Bold", 11)
+    pdf.drawString(72, 760, "Eligibility")
+    pdf.setFont("Helvetica", 11)
+    pdf.drawString(72, 740, "Who may claim:")
+    pdf.drawString(72, 726, "\u2022 customers with a receipt")
+    pdf.drawString(72, 712, "\u2022 resellers, within thirty days of")
+    pdf.drawString(82, 698, "delivery")
+    pdf.drawString(72, 670, "Anything else is refused.")
+    pdf.save()
+    doc = parse_bytes(buffer.getvalue(), "one.pdf")
+    assert [(b.kind, doc.text[b.start : b.end], b.pages) for b in doc.blocks] == [
+        ("heading", "Eligibility", (1,)),
+        ("paragraph", "Who may claim:", (1,)),
+        ("list", "\u2022 customers with a receipt\n\u2022 resellers, within thirty days of delivery", (1,)),
+        ("paragraph", "Anything else is refused.", (1,)),
+    ]
+    assert doc.page_starts == (0,)

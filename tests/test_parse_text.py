@@ -1,0 +1,119 @@
+"""Plain-text parsing: cleaning (running lines, hyphens, blank runs) and heading styles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ingest.model import ParsedDocument, UnreadableFile
+from ingest.parse import parse_bytes, parse_file
+
+FIXTURES = Path(__file__).parent / "fixtures" / "parse"
+
+
+def outline(doc: ParsedDocument) -> list[tuple[str, str, int, tuple[str, ...]]]:
+    return [(b.kind, doc.text[b.start : b.end], b.level, b.heading_path) for b in doc.blocks]
+
+
+def txt(source: str) -> ParsedDocument:
+    return parse_bytes(source.encode("utf-8"), "notes.txt")
+
+
+def test_handbook_fixture_with_form_feed_pages() -> None:
+    doc = parse_file(FIXTURES / "handbook.txt")
+    assert doc.format == "text"
+    scope, returns = ("1. Scope",), ("1. Scope", "2.3 Returns")
+    assert outline(doc) == [
+        ("heading", "WARRANTY POLICY", 1, ("WARRANTY POLICY",)),
+        ("paragraph", "The warranty regulation applies to all products sold in the EU.", 0, ("WARRANTY POLICY",)),
+        ("heading", "1. Scope", 1, scope),
+        ("paragraph", "This policy covers laptops.", 0, scope),
+        ("heading", "2.3 Returns", 2, returns),
+        ("list", "- Items must be unused\n- Receipts are required", 0, returns),
+        ("heading", "Overview", 1, ("Overview",)),
+        ("paragraph", "All good.", 0, ("Overview",)),
+        ("heading", "Details", 2, ("Overview", "Details")),
+        ("paragraph", "More text.", 0, ("Overview", "Details")),
+    ]
+    assert "ACME HANDBOOK" not in doc.text and "- 2 -" not in doc.text
+    assert "\n\n\n" not in doc.text
+
+
+def test_front_matter_read_and_removed() -> None:
+    doc = txt("---\ndoc_id: notes\nversion: 2\n---\nHello there.\n")
+    assert doc.metadata == {"doc_id": "notes", "version": 2}
+    assert doc.text == "Hello there."
+
+
+def test_hyphen_joined_only_before_lower_case() -> None:
+    doc = txt("The regu-\nlation of Anglo-\nSaxon law\nand self-\n  service.\n")
+    assert doc.text == "The regulation of Anglo- Saxon law and selfservice."
+
+
+def test_running_header_and_page_numbers_without_form_feeds() -> None:
+    source = (
+        "ACME Handbook\nFirst page text ends here.\nPage 1 of 3\n"
+        "ACME Handbook\nSecond page text con-\nPage 2 of 3\n"
+        "ACME Handbook\ntinues on page three.\nPage 3 of 3\n"
+    )
+    doc = txt(source)
+    assert outline(doc) == [
+        ("paragraph", "First page text ends here.", 0, ()),
+        ("paragraph", "Second page text continues on page three.", 0, ()),
+    ]
+
+
+def test_repeated_content_lines_are_kept_without_page_numbers() -> None:
+    doc = txt("Yes\n\nYes\n\nYes\n")
+    assert doc.text == "Yes\n\nYes\n\nYes"
+
+
+def test_blank_runs_collapsed_and_paragraph_lines_joined() -> None:
+    doc = txt("one\ntwo   words\n\n\n\n\nthree\n")
+    assert outline(doc) == [("paragraph", "one two words", 0, ()), ("paragraph", "three", 0, ())]
+
+
+def test_heading_styles() -> None:
+    source = (
+        "GENERAL TERMS\n\nIntro.\n\n"
+        "Scope\n=====\nScope text.\n\n"
+        "Limits\n------\nLimit text.\n\n"
+        "3. Returns Policy\nReturn text.\n\n"
+        "3.1 Exceptions\n\nException text.\n\n"
+        "1. apples\n2. pears\n\n"
+        "NOT A HEADING BECAUSE IT ENDS WITH A PERIOD.\n"
+    )
+    doc = txt(source)
+    assert [(b.kind, doc.text[b.start : b.end], b.level) for b in doc.blocks if b.kind == "heading"] == [
+        ("heading", "GENERAL TERMS", 1),
+        ("heading", "Scope", 1),
+        ("heading", "Limits", 2),
+        ("heading", "3. Returns Policy", 1),
+        ("heading", "3.1 Exceptions", 2),
+    ]
+    assert doc.blocks[-1].heading_path == ("3. Returns Policy", "3.1 Exceptions")
+    assert doc.text.endswith("1. apples 2. pears\n\nNOT A HEADING BECAUSE IT ENDS WITH A PERIOD.")
+
+
+def test_list_markers_and_continuations() -> None:
+    doc = txt("Intro\n- a\n* b\n\u2022 c\n  more c\n\n- d\nAfter.\n")
+    assert outline(doc) == [
+        ("paragraph", "Intro", 0, ()),
+        ("list", "- a\n* b\n\u2022 c more c\n- d", 0, ()),
+        ("paragraph", "After.", 0, ()),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"\xff\xfeh\x00i\x00", "binary file"),
+        (b"caf\xe9", "not UTF-8"),
+        (b"\n\n  \n", "no text"),
+        (b"---\n: : :\n---\ntext", "front matter is not valid YAML"),
+    ],
+)
+def test_unreadable_text(data: bytes, reason: str) -> None:
+    with pytest.raises(UnreadableFile, match=reason):
+        parse_bytes(data, "a.txt")

@@ -1,0 +1,464 @@
+"""ElasticsearchStore against a real Elasticsearch 9 (see conftest.py for how one is found)."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+from elasticsearch import Elasticsearch, NotFoundError
+
+import ingest.store.elasticsearch as es_store
+from ingest.model import Chunk, DocumentRecord, chunk_id
+from ingest.settings import Settings
+from ingest.store.base import AmbiguousPrefix, ChunkNotFound, StoreLocked, StoreUnavailable
+from ingest.store.elasticsearch import ElasticsearchStore
+
+pytestmark = pytest.mark.elasticsearch
+
+ALL = ("public", "partner", "staff")
+DAY = date(2026, 3, 1)
+
+
+def make_chunk(
+    doc_id: str,
+    version: str,
+    position: int,
+    text: str,
+    *,
+    access: str = "public",
+    title: str | None = None,
+    section: str = "Overview",
+    effective_from: str | None = None,
+    effective_to: str | None = None,
+    pages: tuple[int, ...] = (),
+) -> Chunk:
+    start = position * 1000
+    end = start + len(text)
+    return Chunk(
+        chunk_id=chunk_id(doc_id, version, start, end),
+        doc_id=doc_id,
+        version=version,
+        title=title or f"{doc_id.replace('-', ' ').title()}",
+        section=section,
+        sections=(section,),
+        heading_path=(title or doc_id, section),
+        position=position,
+        start=start,
+        end=end,
+        pages=pages,
+        text=text,
+        word_count=len(text.split()),
+        access=access,
+        effective_from=effective_from,
+        effective_to=effective_to,
+        status="current",
+        superseded_by=None,
+        tags=("policy",),
+        source=f"documents/{doc_id}.md",
+        source_sha256="0" * 64,
+        chunker="structure:200",
+    )
+
+
+def record_for(chunks: list[Chunk], fmt: str = "markdown") -> DocumentRecord:
+    first = chunks[0]
+    return DocumentRecord(
+        doc_id=first.doc_id,
+        version=first.version,
+        title=first.title,
+        source=first.source,
+        source_sha256=first.source_sha256,
+        format=fmt,
+        access=first.access,
+        status=first.status,
+        effective_from=first.effective_from,
+        effective_to=first.effective_to,
+        superseded_by=None,
+        tags=first.tags,
+        settings_fingerprint="structure:200|parser:1",
+        chunk_ids=tuple(c.chunk_id for c in chunks),
+    )
+
+
+WARRANTY = [
+    make_chunk("warranty-policy", "5", 0, "Every appliance carries a two year warranty from the date of delivery."),
+    make_chunk("warranty-policy", "5", 1, "Returns are accepted within thirty days with the original receipt.", section="Returns"),
+    make_chunk("warranty-policy", "5", 2, "Refunds go back to the original payment method.", section="Refunds"),
+]
+PARTNER = [make_chunk("partner-pricing", "2", 0, "Partners receive a warranty discount of twelve percent.", access="partner")]
+STAFF = [make_chunk("staff-handbook", "1", 0, "Staff may extend a warranty by six months for loyal customers.", access="staff")]
+
+
+def ids(hits) -> list[str]:
+    return [hit.chunk.chunk_id for hit in hits]
+
+
+def test_written_chunks_come_back_exactly(make_es_store):
+    store = make_es_store()
+    report = store.write_chunks(WARRANTY + PARTNER + STAFF)
+    assert (report.written, report.errors) == (5, [])
+    assert store.get_chunk(WARRANTY[1].chunk_id) == WARRANTY[1]
+    assert store.document_chunks("warranty-policy") == WARRANTY
+    assert sorted(store.iter_chunks(), key=lambda c: c.chunk_id) == sorted(WARRANTY + PARTNER + STAFF, key=lambda c: c.chunk_id)
+    assert store.chunk_keys() == sorted((c.chunk_id, c.doc_id, c.version) for c in WARRANTY + PARTNER + STAFF)
+
+
+def test_search_ranks_by_bm25_and_boosts_title_and_section(make_es_store):
+    store = make_es_store()
+    store.write_chunks(WARRANTY)
+    assert ids(store.search("receipt", ["public"], DAY)) == [WARRANTY[1].chunk_id]
+    # "refunds" is in chunk 2's section and text; the section boost puts it first.
+    hits = store.search("refunds", ["public"], DAY, top=1)
+    assert ids(hits) == [WARRANTY[2].chunk_id] and hits[0].score > 0
+    assert store.search("warranty", ["public"], DAY, doc_id="no-such-doc") == []
+    assert store.search("zebra", ["public"], DAY) == []
+
+
+def test_equal_scores_are_ordered_by_chunk_id(make_es_store):
+    store = make_es_store()
+    twins = [make_chunk("twins", "1", p, "identical words here") for p in range(6)]
+    store.write_chunks(twins)
+    hits = store.search("identical", ["public"], None, top=6)
+    assert len({h.score for h in hits}) == 1
+    assert ids(hits) == sorted(c.chunk_id for c in twins)
+    assert ids(store.search("identical", ["public"], None, top=3)) == sorted(c.chunk_id for c in twins)[:3]
+
+
+def test_public_role_never_sees_partner_or_staff_chunks(make_es_store, es_url, es_prefix):
+    store = make_es_store()
+    store.write_chunks(WARRANTY + PARTNER + STAFF)
+    public = store.search("warranty", ["public"], DAY, top=10, role="public")
+    assert {h.chunk.access for h in public} == {"public"}
+    staff = store.search("warranty", list(ALL), DAY, top=10, role="staff")
+    assert {h.chunk.doc_id for h in staff} == {"warranty-policy", "partner-pricing", "staff-handbook"}
+    # Even with every label asked for, the public alias holds no partner or staff chunk.
+    leaked = store.search("warranty", list(ALL), DAY, top=10, role="public")
+    assert {h.chunk.access for h in leaked} == {"public"}
+    # Labels filter inside the query too (the all-alias holds everything).
+    assert {h.chunk.access for h in store.search("warranty", ["public", "partner"], DAY, top=10)} == {"public", "partner"}
+
+    client = Elasticsearch(es_url)
+    try:
+        by_id = client.search(index=f"{es_prefix}-chunks-public", query={"ids": {"values": [STAFF[0].chunk_id]}})
+        assert by_id["hits"]["hits"] == []
+        with pytest.raises(NotFoundError):
+            client.get(index=f"{es_prefix}-chunks-public", id=STAFF[0].chunk_id)
+        assert client.get(index=f"{es_prefix}-chunks-staff", id=STAFF[0].chunk_id)["found"]
+        aliases = client.indices.get_alias(name=f"{es_prefix}-chunks-partner")
+        assert sorted(store.label_of_index(i) for i in aliases) == ["partner", "public"]
+    finally:
+        client.close()
+
+
+def test_a_chunk_whose_label_changes_leaves_its_old_index(make_es_store):
+    store = make_es_store()
+    store.write_chunks(WARRANTY[:1])
+    now_staff = make_chunk("warranty-policy", "5", 0, WARRANTY[0].text, access="staff")
+    assert now_staff.chunk_id == WARRANTY[0].chunk_id
+    store.write_chunks([now_staff])
+    assert store.search("appliance", ["public"], DAY, role="public") == []
+    assert store.get_chunk(now_staff.chunk_id).access == "staff"
+    assert store.counts()["access"] == {"staff": 1}
+
+
+def test_as_of_keeps_only_chunks_in_force(make_es_store):
+    store = make_es_store()
+    old = make_chunk("leave", "1", 0, "Holiday leave is twenty days.", effective_from="2024-01-01", effective_to="2025-12-31")
+    new = make_chunk("leave", "2", 0, "Holiday leave is twenty five days.", effective_from="2026-01-01")
+    always = make_chunk("leave-faq", "1", 0, "Ask your manager about holiday leave.")
+    store.write_chunks([old, new, always])
+
+    def found(day):
+        return sorted(h.chunk.doc_id + "@" + h.chunk.version for h in store.search("holiday", ["public"], day, top=10))
+
+    assert found(date(2025, 6, 1)) == ["leave-faq@1", "leave@1"]
+    assert found(date(2025, 12, 31)) == ["leave-faq@1", "leave@1"]
+    assert found(date(2026, 1, 1)) == ["leave-faq@1", "leave@2"]
+    assert found(date(2023, 1, 1)) == ["leave-faq@1"]
+    assert found(None) == ["leave-faq@1", "leave@1", "leave@2"]
+
+
+def test_get_by_prefix_ambiguous_and_missing(make_es_store):
+    store = make_es_store()
+    first, second = _two_ids_sharing_eight_chars()
+    chunks = [make_chunk("collide", "1", pos, f"text {pos}") for pos in (first, second)]
+    store.write_chunks(chunks + WARRANTY)
+    a, b = chunks
+    assert a.chunk_id[:8] == b.chunk_id[:8] and a.chunk_id != b.chunk_id
+    with pytest.raises(AmbiguousPrefix) as err:
+        store.get_chunk(a.chunk_id[:8])
+    assert sorted(err.value.matches) == sorted([a.chunk_id, b.chunk_id])
+    unique = next(n for n in range(9, 21) if a.chunk_id[:n] != b.chunk_id[:n])
+    assert store.get_chunk(a.chunk_id[:unique]) == a
+    assert store.get_chunk(WARRANTY[0].short_id) == WARRANTY[0]
+    assert store.get_chunk(WARRANTY[0].chunk_id.upper()) == WARRANTY[0]
+    with pytest.raises(ChunkNotFound):
+        store.get_chunk("ffffffffffffffffffff")
+    with pytest.raises(ChunkNotFound):
+        store.get_chunk(WARRANTY[0].chunk_id[:7])
+
+
+def _two_ids_sharing_eight_chars() -> tuple[int, int]:
+    """Two positions p whose chunk IDs ('collide', '1', p*1000, p*1000+len) share 8 hex chars."""
+    seen: dict[str, int] = {}
+    for pos in itertools.count():
+        text = f"text {pos}"
+        prefix = chunk_id("collide", "1", pos * 1000, pos * 1000 + len(text))[:8]
+        if prefix in seen:
+            return seen[prefix], pos
+        seen[prefix] = pos
+    raise AssertionError("unreachable")
+
+
+def test_document_chunks_and_neighbours_in_order(make_es_store):
+    store = make_es_store()
+    v1 = [make_chunk("manual", "1", p, f"old part {p}") for p in range(3)]
+    v2 = [make_chunk("manual", "2", p, f"new part {p}") for p in range(6)]
+    store.write_chunks(list(reversed(v1 + v2)))
+    assert store.document_chunks("manual") == v1 + v2
+    assert store.document_chunks("manual", "2") == v2
+    assert store.document_chunks("nothing") == []
+    assert store.neighbours(v2[3], 2) == (v2[1:3], v2[4:6])
+    assert store.neighbours(v2[0], 2) == ([], v2[1:3])
+    assert store.neighbours(v2[5], 9) == (v2[:5], [])
+    assert store.neighbours(v1[1], 5) == ([v1[0]], [v1[2]])
+    assert store.neighbours(v2[2], 0) == ([], [])
+
+
+def test_scrolling_reads_every_page(make_es_store, monkeypatch):
+    monkeypatch.setattr(es_store, "PAGE", 4)
+    store = make_es_store()
+    chunks = [make_chunk("long", "1", p, f"part {p}", access=ALL[p % 3]) for p in range(23)]
+    store.write_chunks(chunks)
+    assert store.document_chunks("long") == chunks
+    assert [k[0] for k in store.chunk_keys()] == sorted(c.chunk_id for c in chunks)
+    assert len(list(store.iter_chunks())) == 23
+
+
+def test_documents_counts_and_deletes(make_es_store):
+    store = make_es_store()
+    pdf = [make_chunk("price-list", "3", p, f"price row {p}", access="partner", pages=(p + 1,)) for p in range(2)]
+    store.write_chunks(WARRANTY + pdf)
+    store.put_document(record_for(WARRANTY))
+    store.put_document(record_for(pdf, fmt="pdf"))
+    assert store.documents() == [record_for(pdf, fmt="pdf"), record_for(WARRANTY)]
+    assert store.counts() == {
+        "access": {"public": 3, "partner": 2},
+        "status": {"current": 5},
+        "version": {"5": 3, "3": 2},
+        "format": {"markdown": 3, "pdf": 2},
+        "totals": {"chunks": 5, "documents": 2},
+    }
+    assert store.delete_chunks([pdf[0].chunk_id, pdf[1].chunk_id, "0" * 20]) == 2
+    store.delete_document("price-list", "3")
+    store.delete_document("price-list", "3")  # already gone: fine
+    assert store.documents() == [record_for(WARRANTY)]
+    assert store.counts()["totals"] == {"chunks": 3, "documents": 1}
+
+
+def test_an_empty_prefix_reads_as_empty_and_creates_nothing(make_es_store, es_url, es_prefix):
+    store = make_es_store()
+    assert store.search("anything", ["public"], DAY, role="public") == []
+    assert store.documents() == [] and store.chunk_keys() == [] and store.get_meta() == {}
+    assert store.counts()["totals"] == {"chunks": 0, "documents": 0}
+    with pytest.raises(ChunkNotFound):
+        store.get_chunk("abcdef0123")
+    client = Elasticsearch(es_url)
+    try:
+        assert list(client.indices.get(index=f"{es_prefix}-*")) == []
+    finally:
+        client.close()
+
+
+def test_meta_is_merged_and_kept(make_es_store):
+    store = make_es_store()
+    store.set_meta({"last_run": "2026-03-01T10:00:00Z", "chunker": "structure:200"})
+    store.set_meta({"last_run": "2026-03-02T10:00:00Z"})
+    assert make_es_store().get_meta() == {"last_run": "2026-03-02T10:00:00Z", "chunker": "structure:200"}
+
+
+class ChunkWithUnknownField(ElasticsearchStore):
+    """Writes one chunk with a field the strict mapping refuses."""
+
+    def chunk_source(self, chunk):
+        source = super().chunk_source(chunk)
+        if chunk.position == 1:
+            source["colour"] = "blue"
+        return source
+
+
+def test_a_refused_item_is_reported_and_the_others_land(es_url, es_prefix):
+    store = ChunkWithUnknownField(es_url, prefix=es_prefix)
+    try:
+        odd = make_chunk("odd", "1", 0, "label nobody knows", access="secret")
+        report = store.write_chunks(WARRANTY + [odd])
+        assert report.written == 2
+        assert [e.id for e in report.errors] == [odd.chunk_id, WARRANTY[1].chunk_id]
+        by_id = {e.id: e.reason for e in report.errors}
+        assert "strict_dynamic_mapping_exception" in by_id[WARRANTY[1].chunk_id]
+        assert "colour" in by_id[WARRANTY[1].chunk_id]
+        assert "access label 'secret' is not configured" in report.errors[0].reason
+        assert sorted(k[0] for k in store.chunk_keys()) == sorted([WARRANTY[0].chunk_id, WARRANTY[2].chunk_id])
+    finally:
+        store.close()
+
+
+def test_unreachable_store_fails_fast_with_the_url():
+    store = ElasticsearchStore("http://127.0.0.1:1", prefix="ingest")
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailable) as err:
+        store.check()
+    assert time.monotonic() - started < 5
+    assert "http://127.0.0.1:1" in str(err.value) and "check" in str(err.value)
+    with pytest.raises(StoreUnavailable):
+        store.search("x", ["public"], DAY, role="public")
+    store.close()
+
+
+def test_the_lock_excludes_a_second_run_until_released(make_es_store):
+    first, second = make_es_store(), make_es_store()
+    with first.lock("run-a"):
+        with pytest.raises(StoreLocked) as err:
+            with second.lock("run-b"):
+                pass
+        assert "run-a" in str(err.value)
+    with second.lock("run-b"):
+        pass
+
+
+def test_a_waiting_run_gets_the_lock_when_it_is_released(make_es_store):
+    first, second = make_es_store(), make_es_store()
+    got: list[float] = []
+    with first.lock("run-a"):
+        started = time.monotonic()
+
+        def wait_for_lock():
+            with second.lock("run-b", wait_s=10):
+                got.append(time.monotonic() - started)
+
+        waiter = threading.Thread(target=wait_for_lock)
+        waiter.start()
+        time.sleep(1.0)
+        assert got == []
+    waiter.join(15)
+    assert len(got) == 1 and 0.9 < got[0] < 10
+
+
+def test_an_expired_lock_is_taken_over(make_es_store, es_url, es_prefix):
+    store = make_es_store()
+    with store.lock("warm-up"):
+        pass  # creates the meta index
+    past = datetime.now(timezone.utc) - timedelta(minutes=1)
+    client = Elasticsearch(es_url)
+    try:
+        client.create(
+            index=f"{es_prefix}-meta", id="lock",
+            document={"owner": "crashed-run", "acquired_at": (past - timedelta(minutes=10)).isoformat(), "expires_at": past.isoformat()},
+            refresh=True,
+        )
+        with store.lock("next-run"):
+            assert client.get(index=f"{es_prefix}-meta", id="lock")["_source"]["owner"] == "next-run"
+        with pytest.raises(NotFoundError):
+            client.get(index=f"{es_prefix}-meta", id="lock")
+    finally:
+        client.close()
+
+
+def test_a_held_lock_is_kept_alive_past_its_ttl(make_es_store):
+    holder, other = make_es_store(lock_ttl_s=1.5), make_es_store()
+    with holder.lock("long-run"):
+        time.sleep(2.5)
+        with pytest.raises(StoreLocked):
+            with other.lock("impatient"):
+                pass
+
+
+def test_full_rebuild_switches_atomically_and_drops_old_indices(make_es_store, es_url, es_prefix):
+    store = make_es_store()
+    old = [make_chunk("guide", "1", p, f"shipping guide part {p}") for p in range(20)]
+    new = [make_chunk("guide", "2", p, f"shipping guide revised part {p}") for p in range(30)]
+    store.write_chunks(old)
+    store.put_document(record_for(old))
+    store.refresh()
+    client = Elasticsearch(es_url)
+    old_indices = set(client.indices.get(index=f"{es_prefix}-chunks_*,{es_prefix}-documents_*"))
+
+    reader = make_es_store()
+    seen: list[set[str]] = []
+    failures: list[BaseException] = []
+    stop = threading.Event()
+
+    def search_forever():
+        while not stop.is_set():
+            try:
+                seen.append({h.chunk.version for h in reader.search("shipping", ["public"], None, top=100, role="public")})
+            except BaseException as exc:  # noqa: BLE001 - counted, asserted below
+                failures.append(exc)
+
+    thread = threading.Thread(target=search_forever)
+    thread.start()
+    try:
+        with store.full_rebuild() as fresh:
+            assert fresh.documents() == [] and fresh.chunk_keys() == []
+            for part in (new[:15], new[15:]):
+                assert fresh.write_chunks(part).errors == []
+                time.sleep(0.3)
+            fresh.put_document(record_for(new))
+            assert len(fresh.chunk_keys()) == 30  # the rebuild reads what it wrote
+            assert {h.chunk.version for h in reader.search("shipping", ["public"], None, top=100, role="public")} == {"1"}
+        time.sleep(0.5)
+    finally:
+        stop.set()
+        thread.join()
+    try:
+        assert failures == []
+        assert seen and all(versions in ({"1"}, {"2"}) for versions in seen)
+        assert seen[-1] == {"2"}
+        assert [h.chunk for h in store.search("revised", ["public"], None, top=100)] != []
+        assert store.document_chunks("guide") == new
+        assert store.documents() == [record_for(new)]
+        now = set(client.indices.get(index=f"{es_prefix}-chunks_*,{es_prefix}-documents_*"))
+        assert now.isdisjoint(old_indices) and len(now) == 4
+        settings = client.indices.get_settings(index=",".join(now))
+        assert {s["settings"]["index"].get("refresh_interval") for s in settings.values()} == {None}
+        # Writes after the rebuild go to the new build.
+        store.write_chunks([make_chunk("extra", "1", 0, "shipping extra")])
+        assert len(store.chunk_keys()) == 31
+    finally:
+        client.close()
+
+
+def test_a_failed_rebuild_leaves_the_old_store_as_it_was(make_es_store, es_url, es_prefix):
+    store = make_es_store()
+    store.write_chunks(WARRANTY)
+    client = Elasticsearch(es_url)
+    try:
+        before = set(client.indices.get(index=f"{es_prefix}-*"))
+        with pytest.raises(RuntimeError):
+            with store.full_rebuild() as fresh:
+                fresh.write_chunks(STAFF)
+                raise RuntimeError("parser crashed")
+        assert set(client.indices.get(index=f"{es_prefix}-*")) == before
+        assert store.document_chunks("warranty-policy") == WARRANTY
+        assert store.document_chunks("staff-handbook") == []
+    finally:
+        client.close()
+
+
+def test_roles_and_labels_from_settings_shape_the_aliases(make_es_store, es_url, es_prefix):
+    settings = Settings(labels=("open", "internal"), roles={"guest": ("open",), "employee": ("open", "internal")})
+    store = make_es_store(settings=settings)
+    store.write_chunks([make_chunk("a", "1", 0, "alpha words", access="open"), make_chunk("b", "1", 0, "alpha secrets", access="internal")])
+    assert [h.chunk.doc_id for h in store.search("alpha", ["open", "internal"], None, role="guest")] == ["a"]
+    assert sorted(h.chunk.doc_id for h in store.search("alpha", ["open", "internal"], None, role="employee")) == ["a", "b"]
+    # A new role in ingest.toml gets its alias on the next write.
+    wider = Settings(labels=settings.labels, roles={**settings.roles, "auditor": ("internal",)})
+    make_es_store(settings=wider).write_chunks([])
+    client = Elasticsearch(es_url)
+    try:
+        assert [store.label_of_index(i) for i in client.indices.get_alias(name=f"{es_prefix}-chunks-auditor")] == ["internal"]
+    finally:
+        client.close()
