@@ -1,6 +1,9 @@
-"""Incremental sync on the embedded store (the same tests run on Elasticsearch in
-tests/test_pipeline_elasticsearch.py): skip what is unchanged, replace what changed,
-delete what is gone, refuse silent edits, and survive a killed run."""
+"""Incremental sync, on both stores (the embedded SQLite store and a real Elasticsearch):
+skip what is unchanged, replace what changed, delete what is gone, refuse silent edits,
+survive a killed run, and never let two runs interleave.
+
+Every end state is compared with a clean ``--full`` build in a fresh SQLite store: same
+chunk IDs, same records, whichever store the incremental runs went to."""
 
 from __future__ import annotations
 
@@ -16,8 +19,29 @@ import pytest
 
 from ingest import pipeline
 from ingest.settings import ChunkSettings, load_settings
+from ingest.store import open_store
 from ingest.store.sqlite import SQLiteStore
 from tests.corpus_builder import make_corpus, write_doc
+
+
+class Target:
+    """Where a test's runs go: a store URL (and ES index prefix), openable many times."""
+
+    def __init__(self, url: str, prefix: str | None = None):
+        self.url, self.prefix = url, prefix
+
+    def open(self, corpus: Path | None = None):
+        return open_store(self.url, self.prefix, settings=load_settings(corpus))
+
+    def args(self) -> list[str]:
+        return ["--store", self.url] + (["--index-prefix", self.prefix] if self.prefix else [])
+
+
+@pytest.fixture(params=["sqlite", pytest.param("elasticsearch", marks=pytest.mark.elasticsearch)])
+def target(request, tmp_path):
+    if request.param == "sqlite":
+        return Target(f"sqlite:///{tmp_path / 'index.sqlite'}")
+    return Target(request.getfixturevalue("es_url"), request.getfixturevalue("es_prefix"))
 
 
 def run(corpus: Path, store, **kwargs):
@@ -39,8 +63,8 @@ def corpus(tmp_path):
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = SQLiteStore(tmp_path / "index.sqlite")
+def store(target, corpus):
+    s = target.open(corpus)
     yield s
     s.close()
 
@@ -128,11 +152,11 @@ def test_full_rebuild_equals_incremental_state(corpus, store, tmp_path):
     assert full_again.ok and snapshot(store) == snapshot(clean)
 
 
-def test_same_corpus_twice_gives_identical_records(corpus, tmp_path):
-    a, b = SQLiteStore(tmp_path / "a.sqlite"), SQLiteStore(tmp_path / "b.sqlite")
-    run(corpus, a)
-    run(corpus, b)
-    assert snapshot(a) == snapshot(b)
+def test_same_corpus_in_another_store_gives_identical_records(corpus, store, tmp_path):
+    run(corpus, store)
+    other = SQLiteStore(tmp_path / "other.sqlite")
+    run(corpus, other)
+    assert snapshot(store) == snapshot(other)
 
 
 def test_repair_removes_what_a_killed_run_left(corpus, store):
@@ -179,47 +203,44 @@ def assert_equals_clean_build(corpus: Path, store, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("crash_after", [1, 2, 3, 4, 5, 7, 9, 12, 17, 23, 30])
-def test_sigkill_after_each_kind_of_write_then_a_normal_run_repairs(tmp_path, crash_after):
+def test_sigkill_after_each_kind_of_write_then_a_normal_run_repairs(tmp_path, target, crash_after):
     """Killed after exactly N store writes (chunks, record, stale deletes, removals)."""
     corpus = make_corpus(tmp_path / "corpus", n=24)
-    url = f"sqlite:///{tmp_path / 'index.sqlite'}"
-    subprocess.run(_cli("run", str(corpus), "--store", url, "--json"), check=True, capture_output=True)
+    subprocess.run(_cli("run", str(corpus), *target.args(), "--json"), check=True, capture_output=True)
     _change_folder(corpus, 1)
     killed = subprocess.run(
-        _cli("run", str(corpus), "--store", url, "--json"), capture_output=True,
+        _cli("run", str(corpus), *target.args(), "--json"), capture_output=True,
         env={**os.environ, "INGEST_CRASH_AFTER_WRITES": str(crash_after)},
     )
     assert killed.returncode == -signal.SIGKILL
-    done = subprocess.run(_cli("run", str(corpus), "--store", url, "--json"), capture_output=True, text=True)
+    done = subprocess.run(_cli("run", str(corpus), *target.args(), "--json"), capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
-    store = SQLiteStore(tmp_path / "index.sqlite")
+    store = target.open(corpus)
     assert_equals_clean_build(corpus, store, tmp_path)
     assert pipeline.verify(corpus, store, load_settings(corpus)).ok
+    store.close()
 
 
-def test_sigkill_at_random_moments_then_a_normal_run_repairs(tmp_path):
+def test_sigkill_at_random_moments_then_a_normal_run_repairs(tmp_path, target):
     """Kill a real run from outside at different delays, many times over."""
     corpus = make_corpus(tmp_path / "corpus", n=24)
-    db = tmp_path / "index.sqlite"
-    url = f"sqlite:///{db}"
-    subprocess.run(_cli("run", str(corpus), "--store", url, "--json"), check=True, capture_output=True)
+    subprocess.run(_cli("run", str(corpus), *target.args(), "--json"), check=True, capture_output=True)
     for round_ in range(10):
         _change_folder(corpus, round_ + 2)
-        proc = subprocess.Popen(_cli("run", str(corpus), "--store", url, "--json"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(0.15 + 0.05 * round_)
+        proc = subprocess.Popen(_cli("run", str(corpus), *target.args(), "--json"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.15 + 0.08 * round_)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        done = subprocess.run(_cli("run", str(corpus), "--store", url, "--json"), capture_output=True, text=True)
+        done = subprocess.run(_cli("run", str(corpus), *target.args(), "--json"), capture_output=True, text=True)
         assert done.returncode == 0, done.stdout + done.stderr
-        store = SQLiteStore(db)
+        store = target.open(corpus)
         assert_equals_clean_build(corpus, store, tmp_path)
         store.close()
 
 
-def test_two_concurrent_runs_never_interleave(tmp_path):
+def test_two_concurrent_runs_never_interleave(tmp_path, target):
     corpus = make_corpus(tmp_path / "corpus", n=80)
-    url = f"sqlite:///{tmp_path / 'index.sqlite'}"
-    procs = [subprocess.Popen(_cli("run", str(corpus), "--store", url, "--json"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [subprocess.Popen(_cli("run", str(corpus), *target.args(), "--json"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     results = [(p.wait(), p.stdout.read()) for p in procs]
     codes = sorted(code for code, _ in results)
     # Either the second found the lock (exit 2, nothing written) or ran after the first finished (0).
@@ -228,5 +249,6 @@ def test_two_concurrent_runs_never_interleave(tmp_path):
         data = json.loads(output)
         if code == 2:
             assert "being written" in data["error"]
-    store = SQLiteStore(tmp_path / "index.sqlite")
+    store = target.open(corpus)
     assert pipeline.verify(corpus, store, load_settings(corpus)).ok
+    store.close()

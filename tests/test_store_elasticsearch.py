@@ -146,7 +146,8 @@ def test_public_role_never_sees_partner_or_staff_chunks(make_es_store, es_url, e
         assert by_id["hits"]["hits"] == []
         with pytest.raises(NotFoundError):
             client.get(index=f"{es_prefix}-chunks-public", id=STAFF[0].chunk_id)
-        assert client.get(index=f"{es_prefix}-chunks-staff", id=STAFF[0].chunk_id)["found"]
+        staff_hits = client.search(index=f"{es_prefix}-chunks-staff", query={"ids": {"values": [STAFF[0].chunk_id]}})
+        assert [h["_id"] for h in staff_hits["hits"]["hits"]] == [STAFF[0].chunk_id]
         aliases = client.indices.get_alias(name=f"{es_prefix}-chunks-partner")
         assert sorted(store.label_of_index(i) for i in aliases) == ["partner", "public"]
     finally:

@@ -1,0 +1,99 @@
+"""The Elasticsearch index bodies in mappings/ match the records, and Kibana objects match the mappings."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import yaml
+
+from ingest.model import Chunk, DocumentRecord
+from ingest.store.elasticsearch import MAPPINGS_DIR, load_index_body
+
+ROOT = Path(__file__).resolve().parents[1]
+KEYWORDS = {"chunk_id", "doc_id", "version", "access", "status", "tags", "source", "source_sha256", "chunker", "superseded_by"}
+INTEGERS = {"position", "start", "end", "pages", "word_count"}
+
+
+def properties(name: str) -> dict:
+    return json.loads((MAPPINGS_DIR / f"{name}.json").read_text(encoding="utf-8"))["mappings"]["properties"]
+
+
+def field_paths(props: dict, parent: str = "") -> set[str]:
+    """Every field Kibana or a query can name: "title", "title.text", …"""
+    paths = set()
+    for name, spec in props.items():
+        path = f"{parent}{name}"
+        paths.add(path)
+        paths |= field_paths(spec.get("fields", {}), f"{path}.")
+        paths |= field_paths(spec.get("properties", {}), f"{path}.")
+    return paths
+
+
+def a_record() -> DocumentRecord:
+    return DocumentRecord("d", "1", "T", "s.md", "0" * 64, "markdown", "public", "current", None, None, None, (), "fp", ("a",))
+
+
+def test_every_chunk_field_is_mapped_and_nothing_else():
+    assert set(properties("chunks")) == {f.name for f in dataclasses.fields(Chunk)}
+
+
+def test_every_document_record_key_is_mapped_and_nothing_else():
+    assert set(properties("documents")) == set(a_record().to_json())
+
+
+def test_mappings_are_strict_with_the_agreed_types():
+    for name in ("chunks", "documents", "meta"):
+        body = json.loads((MAPPINGS_DIR / f"{name}.json").read_text(encoding="utf-8"))
+        assert body["mappings"]["dynamic"] == "strict", name
+    chunks = properties("chunks")
+    assert {f for f in KEYWORDS if chunks[f]["type"] != "keyword"} == set()
+    assert {f for f in INTEGERS if chunks[f]["type"] != "integer"} == set()
+    assert chunks["effective_from"]["type"] == chunks["effective_to"]["type"] == "date"
+    assert chunks["sections"]["type"] == chunks["heading_path"]["type"] == "keyword"
+    assert chunks["text"] == {"type": "text", "analyzer": "standard"}
+    for field in ("title", "section"):
+        assert chunks[field]["type"] == "keyword"
+        assert chunks[field]["fields"]["text"] == {"type": "text", "analyzer": "standard"}
+
+
+def test_the_analyzer_can_be_chosen():
+    body = load_index_body("chunks", "whitespace")
+    props = body["mappings"]["properties"]
+    assert props["text"]["analyzer"] == props["title"]["fields"]["text"]["analyzer"] == "whitespace"
+    assert properties("chunks")["text"]["analyzer"] == "standard"  # the file is untouched
+
+
+def test_kibana_objects_parse_and_name_only_mapped_fields():
+    fields = field_paths(properties("chunks"))
+    objects = [
+        json.loads(line)
+        for path in sorted((ROOT / "docker" / "kibana").glob("*.ndjson"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    by_type = {obj["type"]: obj for obj in objects}
+    assert by_type["index-pattern"]["attributes"]["title"] == "ingest-chunks"
+    search = by_type["search"]
+    assert search["attributes"]["title"] == "Chunks"
+    assert search["attributes"]["columns"] == ["doc_id", "version", "section", "pages", "access", "text"]
+    named = set(search["attributes"]["columns"]) | {field for field, _ in search["attributes"]["sort"]}
+    assert named <= fields
+    source = json.loads(search["attributes"]["kibanaSavedObjectMeta"]["searchSourceJSON"])
+    [ref] = search["references"]
+    assert ref == {"id": by_type["index-pattern"]["id"], "name": source["indexRefName"], "type": "index-pattern"}
+
+
+def test_one_elasticsearch_version_everywhere():
+    script = (ROOT / "scripts" / "elasticsearch-local").read_text(encoding="utf-8")
+    [version] = re.findall(r'ES_VERSION="\$\{INGEST_ES_VERSION:-([0-9.]+)\}"', script)
+    compose = yaml.safe_load((ROOT / "docker" / "compose.yaml").read_text(encoding="utf-8"))
+    images = {name: svc["image"] for name, svc in compose["services"].items()}
+    assert images["elasticsearch"] == f"docker.elastic.co/elasticsearch/elasticsearch:{version}"
+    assert images["kibana"] == f"docker.elastic.co/kibana/kibana:{version}"
+    conftest = (ROOT / "tests" / "conftest.py").read_text(encoding="utf-8")
+    assert f'elasticsearch/elasticsearch:{version}"' in conftest
+    for ports in (compose["services"]["elasticsearch"]["ports"], compose["services"]["kibana"]["ports"]):
+        assert all(p.startswith("127.0.0.1:") for p in ports)
