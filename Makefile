@@ -16,7 +16,7 @@ install: $(BIN)/ingest
 
 demo: install
 	$(BIN)/ingest run corpus
-	$(BIN)/ingest search "how long is the warranty on an outboard engine" --top 3
+	$(BIN)/ingest search "warranty period months" --top 3
 
 test: install
 	bash scripts/run-tests

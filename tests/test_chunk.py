@@ -282,3 +282,23 @@ def test_large_document_is_chunked_quickly(chunker):
     chunks = chunk_document(source(doc), ChunkSettings(chunker, 50, 10))
     assert time.perf_counter() - began < 10
     assert len(chunks) > 2000 if chunker == "structure" else len(chunks) > 100
+
+
+def test_chunks_of_a_parsed_markdown_file():
+    from ingest.parse import parse_bytes
+
+    data = (b"# Title\n\nIntro text here. More text.\n\n## Part\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+            b"- one\n- two\n\n## Empty\n\n## Last\n\nThe end.\n")
+    doc = parse_bytes(data, "x.md")
+    chunks = chunk_document(source(doc), ChunkSettings())
+    assert [c.text for c in chunks] == [doc.text[c.start:c.end] for c in chunks]
+    assert [(c.section, c.heading_path) for c in chunks] == [
+        ("Title", ("Title",)),
+        ("Part", ("Title", "Part")),
+        ("Empty", ("Title", "Empty")),
+        ("Last", ("Title", "Last")),
+    ]
+    assert chunks[0].text.startswith("Title") and chunks[0].text.endswith("More text.")
+    assert chunks[1].text.startswith("Part") and "1 | 2" in chunks[1].text and chunks[1].text.endswith("two")
+    assert chunks[2].text == "Empty"
+    assert chunks[3].text.endswith("The end.")

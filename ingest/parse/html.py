@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import codecs
 import re
+import warnings
 from typing import Any, Iterator
 
-from bs4 import BeautifulSoup, Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
+from bs4 import BeautifulSoup, Comment, MarkupResemblesLocatorWarning, XMLParsedAsHTMLWarning, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
 from bs4.dammit import EncodingDetector
 
 from ingest.model import ParsedDocument, UnreadableFile
@@ -32,7 +33,11 @@ _SKIPPED_STRINGS = (Comment, Declaration, Doctype, ProcessingInstruction)
 
 
 def parse_html(data: bytes) -> ParsedDocument:
-    soup = BeautifulSoup(_decode(data), "lxml")
+    with warnings.catch_warnings():
+        # bs4 warns about short inputs that look like URLs and about XHTML: both parse fine.
+        warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        soup = BeautifulSoup(_decode(data), "lxml")
     metadata = _metadata(soup)
     body = soup.body or soup
     return assemble("html", _drafts(body), metadata)

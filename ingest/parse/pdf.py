@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import ctypes
 import io
+import logging
 import re
+import warnings
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
@@ -33,18 +35,26 @@ from ingest.parse._common import (
     strip_controls,
 )
 
-CELL_GAP = 1.5  # a horizontal gap wider than this many font sizes separates table cells
+# A horizontal gap wider than this many font sizes separates table cells. Gaps that pdfium
+# bridged with a space of its own (the words were drawn apart) need less than real spaces.
+CELL_GAP = 2.0
+CELL_GAP_GENERATED = 1.0
 PARAGRAPH_GAP = 1.6  # a baseline step larger than this many font sizes starts a new block
 HEADING_SIZE_STEP = 1.0  # points above the body size that make a line a heading
 RUNNING_ZONE = 2  # lines at the top and bottom of a page that may be running headers
 MAX_HEADING_CHARS = 200
 MAX_BOLD_HEADING_CHARS = 100
-_BULLET = re.compile(r"(?:[•●▪■◦‣∙·*\-–]|\d{1,3}[.)])\s+\S")
+_MARKER = re.compile(r"[•●▪■◦‣∙·*\-–]|\d{1,3}[.)]")
+_BULLET = re.compile(rf"(?:{_MARKER.pattern})\s+\S")
 _KEYWORD_FIELD = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=\s*([^;]*)")
 _SENTENCE_END = ".!?:;"
 _SOFT_HYPHEN = re.compile(r"[\x02\ufffe]\s*(\S?)")
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 _FORCE_BOLD = 1 << 18
+
+# pypdf logs a warning for every repair it makes to a damaged file; a file we cannot
+# read becomes an UnreadableFile with its reason, so those warnings are only noise.
+logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 
 @dataclass(frozen=True)
@@ -78,6 +88,13 @@ def _read_information(data: bytes) -> dict[str, Any]:
     """The document information entries (and key=value pairs in /Keywords, and XMP dc:title)."""
     if b"%PDF-" not in data[:1024]:
         raise UnreadableFile("not a PDF")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reader = _open_reader(data)
+        return _information_fields(reader)
+
+
+def _open_reader(data: bytes) -> PdfReader:
     try:
         reader = PdfReader(io.BytesIO(data), strict=False)
         encrypted = reader.is_encrypted
@@ -85,6 +102,10 @@ def _read_information(data: bytes) -> dict[str, Any]:
         raise UnreadableFile("not a PDF") from None
     if encrypted:
         raise UnreadableFile("encrypted PDF")
+    return reader
+
+
+def _information_fields(reader: PdfReader) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     try:
         info = reader.metadata
@@ -222,11 +243,15 @@ def _cells(textpage: pdfium.PdfTextPage, chars: str, first: int, last: int, size
             right_edge = textpage.get_charbox(after)[0]
         except pdfium.PdfiumError:
             continue
-        if right_edge - left_edge > CELL_GAP * max(size, 1.0):
+        drawn_space = any(not pdfium_c.FPDFText_IsGenerated(textpage.raw, i) for i in range(before + 1, after))
+        if right_edge - left_edge > (CELL_GAP if drawn_space else CELL_GAP_GENERATED) * max(size, 1.0):
             cells.append(chars[cell_start : before + 1])
             cell_start = after
     cells.append(chars[cell_start : last + 1])
-    return tuple(text for text in map(_clean, cells) if text)
+    texts = [text for text in map(_clean, cells) if text]
+    if len(texts) > 1 and _MARKER.fullmatch(texts[0]):
+        texts[:2] = [f"{texts[0]} {texts[1]}"]  # a list bullet set apart from its item
+    return tuple(texts)
 
 
 def _clean(text: str) -> str:
@@ -348,7 +373,8 @@ def _continues(group_kind: str, group: list[Line], kind: str, line: Line) -> boo
     if group_kind == "list":
         if kind == "item":
             return close or new_page
-        return kind == "text" and (close or new_page) and line.x > group[-1].x + 1
+        bullet_x = next((item.x for item in reversed(group) if _BULLET.match(item.text)), previous.x)
+        return kind == "text" and (close or new_page) and line.x > bullet_x + 1
     if group_kind == "text":
         if kind != "text" or abs(line.size - previous.size) > 0.5:
             return False

@@ -9,6 +9,7 @@ Lines starting with ``- ``, ``* `` or ``• `` form list blocks.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Iterator
 
@@ -73,6 +74,11 @@ def _without_page_furniture(pages: list[list[str]]) -> list[str]:
     return _join_pages(kept_pages)
 
 
+def _starts_section(content: list[str]) -> bool:
+    following = content[1] if len(content) > 1 else ""
+    return bool(_heading_level(content, 0)) or _is_underlined_heading(content[0], following, [], [])
+
+
 def _ends_paragraph(lines: list[str]) -> bool:
     last = next((line for line in reversed(lines) if line.strip()), "")
     return not last or last.rstrip()[-1] in _SENTENCE_END
@@ -111,9 +117,10 @@ def _join_pages(pages: list[list[str]]) -> list[str]:
         nonblank = [index for index, line in enumerate(page) if line.strip()]
         if not nonblank:
             continue
-        if lines and _ends_paragraph(lines):
+        content = page[nonblank[0] : nonblank[-1] + 1]
+        if lines and (_ends_paragraph(lines) or _starts_section(content)):
             lines.append("")
-        lines.extend(page[nonblank[0] : nonblank[-1] + 1])
+        lines.extend(content)
     return lines
 
 
@@ -135,13 +142,10 @@ def _page_number_lines(lines: list[str]) -> set[int]:
 def _near_boundaries(lines: list[str], page_lines: set[int]) -> set[int]:
     """Non-blank lines within two non-blank lines of a page boundary (or of the text's ends)."""
     nonblank = [index for index, line in enumerate(lines) if line.strip() and index not in page_lines]
-    boundaries = sorted(page_lines)
     near: set[int] = set(nonblank[:RUNNING_ZONE]) | set(nonblank[-RUNNING_ZONE:])
-    for boundary in boundaries:
-        before = [index for index in nonblank if index < boundary][-RUNNING_ZONE:]
-        after = [index for index in nonblank if index > boundary][:RUNNING_ZONE]
-        near.update(before)
-        near.update(after)
+    for boundary in page_lines:
+        position = bisect.bisect_left(nonblank, boundary)  # first non-blank line after it
+        near.update(nonblank[max(0, position - RUNNING_ZONE) : position + RUNNING_ZONE])
     return near
 
 
