@@ -73,12 +73,13 @@ def chunk_document(doc: SourceDocument, settings: ChunkSettings) -> list[Chunk]:
     if not words:
         return []
     blocks = content_blocks(doc.parsed)
+    size = max(settings.size, 1)  # settings are checked on load (≥ 10); never loop on 0
     if settings.chunker == "structure":
-        spans = structure_spans(text, blocks, words, settings.size)
+        spans = structure_spans(text, blocks, words, size)
     elif settings.chunker == "fixed":
-        spans = window_spans(words, settings.size, settings.size)
+        spans = window_spans(words, size, size)
     elif settings.chunker == "overlap":
-        spans = window_spans(words, settings.size, settings.size - settings.overlap)
+        spans = window_spans(words, size, size - settings.overlap)
     else:
         raise ValueError(f"unknown chunker {settings.chunker!r}")
     block_starts = [b.start for b in blocks]

@@ -47,28 +47,33 @@ def parse_html(data: bytes) -> ParsedDocument:
 
 
 def _decode(data: bytes) -> str:
-    """The document as text: declared charset (BOM or meta), else UTF-8."""
-    if b"\x00" in data and not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        raise UnreadableFile("binary file")
-    encoding = EncodingDetector.find_declared_encoding(data, is_html=True, search_entire_document=False)
-    bom_text, bom_encoding = EncodingDetector.strip_byte_order_mark(data)
-    if bom_encoding:
-        data, encoding = bom_text, bom_encoding
-    if encoding:
-        try:
-            codecs.lookup(encoding)
-        except LookupError:
-            encoding = None
-    if encoding and encoding.lower().replace("_", "-") not in ("utf-8", "utf8"):
-        text = data.decode(encoding, errors="replace")
+    """The document as text: its BOM or declared charset, else UTF-8 (strictly)."""
+    text_data, encoding = EncodingDetector.strip_byte_order_mark(data)
+    if not encoding:
+        if b"\x00" in data:
+            raise UnreadableFile("binary file")
+        encoding = _usable_encoding(EncodingDetector.find_declared_encoding(data, is_html=True))
+    if encoding and encoding not in ("utf-8", "utf8"):
+        text = text_data.decode(encoding, errors="replace")
     else:
         try:
-            text = data.decode("utf-8")
+            text = text_data.decode("utf-8")
         except UnicodeDecodeError:
-            raise UnreadableFile("not UTF-8 text and no charset declared") from None
+            raise UnreadableFile("not UTF-8 text" + ("" if encoding else " and no charset declared")) from None
     if "\x00" in text:
         raise UnreadableFile("binary file")
     return strip_controls(normalise_newlines(text))
+
+
+def _usable_encoding(declared: str | None) -> str | None:
+    """A declared charset Python knows; UTF-16/32 declared without a BOM is ignored (as browsers do)."""
+    if not declared:
+        return None
+    try:
+        name = codecs.lookup(declared).name
+    except LookupError:
+        return None
+    return None if name.startswith(("utf-16", "utf-32")) else name
 
 
 # ---------------------------------------------------------------------------- metadata

@@ -40,6 +40,7 @@ from ingest.parse._common import (
 CELL_GAP = 2.0
 CELL_GAP_GENERATED = 1.0
 PARAGRAPH_GAP = 1.6  # a baseline step larger than this many font sizes starts a new block
+LIST_ITEM_GAP = 2.2  # the same for the step from one list item to the next
 HEADING_SIZE_STEP = 1.0  # points above the body size that make a line a heading
 RUNNING_ZONE = 2  # lines at the top and bottom of a page that may be running headers
 MAX_HEADING_CHARS = 200
@@ -217,7 +218,7 @@ def _page_lines(textpage: pdfium.PdfTextPage, page: int) -> Iterator[Line]:
             continue
         first = match.start() + (len(segment) - len(segment.lstrip()))
         last = match.start() + len(segment.rstrip()) - 1
-        size = pdfium_c.FPDFText_GetFontSize(raw, first)
+        size = _font_size(raw, first)
         cells = _cells(textpage, chars, first, last, size)
         origin_x, origin_y = ctypes.c_double(), ctypes.c_double()
         pdfium_c.FPDFText_GetCharOrigin(raw, first, origin_x, origin_y)
@@ -230,6 +231,21 @@ def _page_lines(textpage: pdfium.PdfTextPage, page: int) -> Iterator[Line]:
             size=round(size * 2) / 2,
             bold=_is_bold(raw, first) and _is_bold(raw, last),
         )
+
+
+def _font_size(raw: Any, index: int) -> float:
+    """The size the character is drawn at: its font size scaled by its text and page matrices.
+
+    pdfium's font size is the ``Tf`` operand alone; many producers use ``1 Tf`` and scale
+    with the text matrix instead.
+    """
+    size = pdfium_c.FPDFText_GetFontSize(raw, index)
+    matrix = pdfium_c.FS_MATRIX()
+    if pdfium_c.FPDFText_GetMatrix(raw, index, matrix):
+        scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
+        if scale > 0:
+            size *= scale
+    return size
 
 
 def _cells(textpage: pdfium.PdfTextPage, chars: str, first: int, last: int, size: float) -> tuple[str, ...]:
@@ -371,8 +387,8 @@ def _continues(group_kind: str, group: list[Line], kind: str, line: Line) -> boo
     if group_kind == "table":
         return kind == "table" and (close or new_page or step > 0)
     if group_kind == "list":
-        if kind == "item":
-            return close or new_page
+        if kind == "item":  # items may be spaced a little wider than lines
+            return new_page or 0 < step <= LIST_ITEM_GAP * max(previous.size, line.size)
         bullet_x = next((item.x for item in reversed(group) if _BULLET.match(item.text)), previous.x)
         return kind == "text" and (close or new_page) and line.x > bullet_x + 1
     if group_kind == "text":
