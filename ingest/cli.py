@@ -214,7 +214,7 @@ def validate(
         if as_json:
             emit_json(scan.to_json())
         else:
-            _print_problems(scan.rejected)
+            _print_problems(scan.problems)
             formats = ", ".join(f"{n} {f}" for f, n in sorted(scan.formats.items()))
             access = ", ".join(f"{n} {a}" for a, n in sorted(scan.access_counts().items()))
             out.print(f"documents: {scan.seen} ({formats})")
@@ -222,7 +222,7 @@ def validate(
             out.print(f"access (valid): {access or '-'}")
             if scan.defaulted_access:
                 out.print(f"access defaulted from ingest.toml: {scan.defaulted_access} document(s)")
-        if scan.rejected:
+        if not scan.ok:
             raise typer.Exit(FAILED)
 
 

@@ -104,7 +104,7 @@ def plan_sync(
     """Compare the folder with the store's records; pure: decides, writes nothing."""
     fingerprint = settings_fingerprint(chunking)
     stored_by_key = {} if full else {r.key: r for r in stored}
-    plan = Plan(problems=list(scan.rejected))
+    plan = Plan(problems=list(scan.problems))
     rejected_sources = {p.source for p in scan.rejected}
     present: set[str] = set()
     for doc in scan.documents:
@@ -192,7 +192,8 @@ class RunResult:
                 "changed": plan.count("changed"),
                 "moved": plan.count("moved"),
                 "unchanged": plan.count("unchanged"),
-                "rejected": len(plan.problems),
+                # problem records of documents (not the one of inventory.yaml itself)
+                "rejected": sum(1 for p in plan.problems if p.source.startswith("documents/")),
                 "removed": plan.count("removed"),
                 "defaulted_access": self.defaulted_access,
             },
@@ -423,7 +424,7 @@ def verify(corpus: Path, store: Store, settings: Settings, on_file: Callable[[st
     incomplete = sorted(k for k, r in records.items() if not set(r.chunk_ids) <= present)
     missing = sorted(doc.source for doc in scan.documents if doc.meta.key not in records)
     stale = sorted(k for k in records if k not in texts)
-    return VerifyResult(count, sorted(untraceable), missing, stale, sorted(orphans), incomplete, list(scan.rejected), edited)
+    return VerifyResult(count, sorted(untraceable), missing, stale, sorted(orphans), incomplete, list(scan.problems), edited)
 
 
 def parse_as_of(value: str | None) -> date | None:

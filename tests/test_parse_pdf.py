@@ -164,3 +164,57 @@ def test_single_page_bullets_and_bold_body_heading() -> None:
         ("paragraph", "Anything else is refused.", (1,)),
     ]
     assert doc.page_starts == (0,)
+
+
+def hand_made_pdf(content: bytes) -> bytes:
+    """A one-page PDF around a raw content stream (Helvetica as /F1, Helvetica-Bold as /F2)."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+        b" /Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
+    ]
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return out
+
+
+def test_font_scaled_by_text_matrix() -> None:
+    # "1 Tf" with the size in the text matrix, as many producers write it.
+    content = b"""BT /F2 1 Tf 18 0 0 18 72 700 Tm (Big Title) Tj ET
+BT /F1 1 Tf 11 0 0 11 72 670 Tm (Hello world this is body text) Tj ET
+BT /F1 1 Tf 11 0 0 11 72 656 Tm (and more body text here) Tj ET
+BT /F1 1 Tf 11 0 0 11 72 630 Tm (cell one) Tj ET BT /F1 1 Tf 11 0 0 11 300 630 Tm (cell two) Tj ET
+BT /F1 1 Tf 11 0 0 11 72 616 Tm (cell three) Tj ET BT /F1 1 Tf 11 0 0 11 300 616 Tm (cell four) Tj ET
+"""
+    doc = parse_bytes(hand_made_pdf(content), "scaled.pdf")
+    assert [(b.kind, doc.text[b.start : b.end], b.level) for b in doc.blocks] == [
+        ("heading", "Big Title", 1),
+        ("paragraph", "Hello world this is body text and more body text here", 0),
+        ("table", "cell one | cell two\ncell three | cell four", 0),
+    ]
+
+
+def test_blank_first_page_starts_where_the_text_does() -> None:
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A4)
+    pdf.showPage()
+    for text in ("Second page text.", "Third page text."):
+        pdf.setFont("Helvetica", 11)
+        pdf.drawString(72, 700, text)
+        pdf.showPage()
+    pdf.save()
+    doc = parse_bytes(buffer.getvalue(), "blank-first.pdf")
+    assert doc.text == "Second page text.\n\nThird page text."
+    assert doc.page_starts == (0, 0, 19)
+    assert [b.pages for b in doc.blocks] == [(2,), (3,)]
