@@ -69,6 +69,9 @@ REJECTED = {
     "documents/fields/impossible-date.html": ("impossible-date", [
         "effective_to: bad date '2026-02-30': expected YYYY-MM-DD",
     ]),
+    "documents/fields/impossible-yaml-date.md": ("impossible-yaml-date", [
+        "effective_from: bad date '2026-02-30': expected YYYY-MM-DD",
+    ]),
     "documents/fields/inventory-disagrees.md": ("inventory-disagrees", [
         "version: file has 3 but inventory.yaml has 4",
     ]),
@@ -146,7 +149,7 @@ def test_validate_json_shape(scan):
     assert data["documents"] == len(VALID) + len(REJECTED) == scan.seen
     assert data["valid"] == len(VALID)
     assert data["rejected"] == len(REJECTED)
-    assert data["formats"] == {"markdown": 25, "html": 3, "text": 3, "pdf": 4}
+    assert data["formats"] == {"markdown": 26, "html": 3, "text": 3, "pdf": 4}
     assert data["access"] == {"partner": 2, "public": 2, "staff": 2}
     assert data["defaulted_access"] == 0
     assert [entry["source"] for entry in data["problems"]] == sorted(REJECTED) + ["inventory.yaml"]

@@ -105,3 +105,13 @@ def test_declared_charset_is_used() -> None:
 def test_unreadable_html(data: bytes, reason: str) -> None:
     with pytest.raises(UnreadableFile, match=reason):
         parse_bytes(data, "a.htm")
+
+
+def test_hidden_elements_and_chrome_landmarks_dropped() -> None:
+    doc = html(
+        '<body><div role="navigation">Menu</div><main><h1>Title</h1><p>Shown.</p>'
+        '<p hidden>Hidden.</p><p aria-hidden="true">Aria hidden.</p><p style="display: none">Styled away.</p>'
+        '</main><div id="cookie-banner" hidden>We use cookies. <button>OK</button></div>'
+        '<div role="contentinfo">Footer</div></body>'
+    )
+    assert doc.text == "Title\n\nShown."

@@ -17,7 +17,8 @@ TABLE = [("Product", "Years", "Region")] + [(f"Item {i}", str(i % 3 + 1), "EU") 
 
 
 def make_policy_pdf() -> bytes:
-    """Two pages: running header, "Page N of 2" footers, bold headings, a table over the break."""
+    """Two pages: running header, "Page N of 2" footers, bold headings, a table over the break
+    (its header row repeated on page 2)."""
     buffer = io.BytesIO()
     pdf = canvas.Canvas(buffer, pagesize=A4)
     pdf.setTitle("Warranty Policy")
@@ -49,6 +50,9 @@ def make_policy_pdf() -> bytes:
             chrome()
             pdf.setFont("Helvetica", 11)
             y = HEIGHT - 80
+            for x, cell in zip((72, 250, 400), TABLE[0]):  # the header row, repeated
+                pdf.drawString(x, y, cell)
+            y -= 14
         for x, cell in zip((72, 250, 400), row):
             pdf.drawString(x, y, cell)
         y -= 14
@@ -218,3 +222,18 @@ def test_blank_first_page_starts_where_the_text_does() -> None:
     assert doc.text == "Second page text.\n\nThird page text."
     assert doc.page_starts == (0, 0, 19)
     assert [b.pages for b in doc.blocks] == [(2,), (3,)]
+
+
+def test_one_page_header_and_page_number_removed() -> None:
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A4)
+    pdf.setFont("Helvetica", 8)
+    pdf.drawString(56, HEIGHT - 34, "Northwind Marine")
+    pdf.drawCentredString(WIDTH / 2, 28, "Page 1 of 1")
+    pdf.setFont("Helvetica-Bold", 18)
+    pdf.drawString(62, HEIGHT - 86, "Safety Recall")
+    pdf.setFont("Helvetica", 10)
+    pdf.drawString(62, HEIGHT - 110, "Northwind Marine is recalling engines.")
+    pdf.save()
+    doc = parse_bytes(buffer.getvalue(), "recall.pdf")
+    assert doc.text == "Safety Recall\n\nNorthwind Marine is recalling engines."

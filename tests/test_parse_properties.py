@@ -150,6 +150,7 @@ text_block = st.one_of(
     st.tuples(st.just("numbered"), st.lists(st.integers(1, 9), min_size=1, max_size=3), title),
     st.tuples(st.just("paragraph"), st.just(0), st.lists(words.map(" ".join), min_size=1, max_size=3)),
     st.tuples(st.just("list"), st.sampled_from("-*\u2022"), st.lists(words.map(" ".join), min_size=1, max_size=4)),
+    st.tuples(st.just("table"), st.sampled_from([" ...... ", "\t", "     "]), st.lists(st.tuples(words, words), min_size=2, max_size=4)),
 )
 
 
@@ -164,6 +165,9 @@ def render_text(spec: tuple) -> tuple[str, tuple[str, str, int]]:
         return f"{label} {content}", ("heading", f"{label} {content}", len(number))
     if kind == "paragraph":
         return "\n".join(content), ("paragraph", " ".join(content), 0)
+    if kind == "table":
+        source = "\n".join(f"{' '.join(left)}{number}{' '.join(right)}" for left, right in content)
+        return source, ("table", "\n".join(f"{' '.join(left)} | {' '.join(right)}" for left, right in content), 0)
     text = "\n".join(f"{number} {item}" for item in content)
     return text, ("list", text, 0)
 

@@ -117,3 +117,28 @@ def test_list_markers_and_continuations() -> None:
 def test_unreadable_text(data: bytes, reason: str) -> None:
     with pytest.raises(UnreadableFile, match=reason):
         parse_bytes(data, "a.txt")
+
+
+def test_dot_leader_lines_form_a_table_across_a_page_break() -> None:
+    source = (
+        "ACME Manual\n2. Specifications\n-----------------\n"
+        "Idle speed ........ 850 rpm\nMaximum speed ..... 3,000 rpm\n"
+        "\n                Page 1 of 3\nACME Manual\n\n"
+        "Coolant ........... 50/50 mix\n\nA single line ........ is not a table.\n"
+        "\n                Page 2 of 3\nACME Manual\nEnd.\n\n                Page 3 of 3\n"
+    )
+    doc = txt(source)
+    assert outline(doc) == [
+        ("heading", "2. Specifications", 1, ("2. Specifications",)),
+        ("table", "Idle speed | 850 rpm\nMaximum speed | 3,000 rpm\nCoolant | 50/50 mix", 0, ("2. Specifications",)),
+        ("paragraph", "A single line ........ is not a table.", 0, ("2. Specifications",)),
+        ("paragraph", "End.", 0, ("2. Specifications",)),
+    ]
+
+
+def test_underlined_numbered_heading_takes_its_number_depth() -> None:
+    doc = txt("1. Scope\n========\nText.\n\n1.2 Detail\n==========\nMore.\n")
+    assert [(b.level, b.heading_path) for b in doc.blocks if b.kind == "heading"] == [
+        (1, ("1. Scope",)),
+        (2, ("1. Scope", "1.2 Detail")),
+    ]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 import threading
 import time
 from datetime import date, datetime, timedelta, timezone
@@ -366,6 +368,32 @@ def test_an_expired_lock_is_taken_over(make_es_store, es_url, es_prefix):
             client.get(index=f"{es_prefix}-meta", id="lock")
     finally:
         client.close()
+
+
+def test_the_lock_of_a_killed_run_on_this_host_is_taken_over_at_once(make_es_store, es_url, es_prefix):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", (
+            "import sys, time\n"
+            "from ingest.store.elasticsearch import ElasticsearchStore\n"
+            f"store = ElasticsearchStore({es_url!r}, prefix={es_prefix!r})\n"
+            "with store.lock('doomed-run'):\n"
+            "    print('locked', flush=True)\n"
+            "    time.sleep(60)\n"
+        )],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(StoreLocked) as err:
+            with make_es_store().lock("while-alive"):
+                pass
+        assert "being written by doomed-run" in str(err.value)
+    finally:
+        holder.kill()
+    holder.wait()
+    started = time.monotonic()
+    with make_es_store().lock("after-kill"):
+        assert time.monotonic() - started < 5
 
 
 def test_a_held_lock_is_kept_alive_past_its_ttl(make_es_store):

@@ -72,11 +72,21 @@ class _BombSafeLoader(yaml.SafeLoader):
                 raise yaml.YAMLError(f"more than {MAX_YAML_ALIASES} aliases")
         return super().compose_node(parent, index)
 
+    def construct_yaml_timestamp(self, node):  # type: ignore[override]
+        # An impossible date (2026-02-30) is the metadata check's "bad date", not a crash.
+        try:
+            return super().construct_yaml_timestamp(node)
+        except ValueError:
+            return self.construct_scalar(node)
+
     def get_single_node(self):  # type: ignore[override]
         node = super().get_single_node()
         if node is not None and _expanded_size(node, {}) > MAX_YAML_NODES:
             raise yaml.YAMLError(f"aliases expand to more than {MAX_YAML_NODES} nodes")
         return node
+
+
+_BombSafeLoader.add_constructor("tag:yaml.org,2002:timestamp", _BombSafeLoader.construct_yaml_timestamp)
 
 
 def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:

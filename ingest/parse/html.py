@@ -1,7 +1,7 @@
 """HTML: ``<meta name>`` fields and ``<title>``, then the page's content as blocks.
 
-Page furniture (script, style, nav, aside, noscript, template, and header/footer outside
-an article) is dropped. h1–h6 are headings, p paragraphs, ul/ol one list block (one item a
+Page furniture (script, style, nav, aside, noscript, template, header/footer outside an
+article or main, hidden elements and navigation/banner/contentinfo landmarks) is dropped. h1–h6 are headings, p paragraphs, ul/ol one list block (one item a
 line), table one block (one row a line, cells joined by `` | ``), pre code; loose text in
 divs, sections and articles becomes paragraphs. Whitespace in a paragraph is collapsed.
 """
@@ -21,6 +21,7 @@ from ingest.parse._common import Draft, assemble, collapse_spaces, normalise_new
 
 DROPPED = {"script", "style", "nav", "aside", "noscript", "template", "head", "iframe", "object", "svg", "button", "select", "form"}
 PAGE_CHROME = {"header", "footer"}  # dropped unless inside the article itself
+CHROME_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search"}
 CONTENT_ROOTS = {"article", "main"}
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 BLOCK_CONTAINERS = {
@@ -122,7 +123,7 @@ def _drafts(root: Tag) -> Iterator[Draft]:
             if not isinstance(child, Tag):
                 continue
             name = child.name.lower() if child.name else ""
-            if name in DROPPED or (name in PAGE_CHROME and not in_article):
+            if name in DROPPED or (name in PAGE_CHROME and not in_article) or _hidden(child):
                 continue
             if name in HEADINGS:
                 yield from flush()
@@ -152,6 +153,16 @@ def _drafts(root: Tag) -> Iterator[Draft]:
     yield from flush()
 
 
+def _hidden(node: Tag) -> bool:
+    """Not shown to a reader (``hidden``, ``aria-hidden``, ``display:none``) or a landmark of page chrome."""
+    if node.has_attr("hidden") or str(node.get("aria-hidden", "")).strip().lower() == "true":
+        return True
+    if str(node.get("role", "")).strip().lower() in CHROME_ROLES:
+        return True
+    style = str(node.get("style", "")).replace(" ", "").lower()
+    return "display:none" in style or "visibility:hidden" in style
+
+
 def _visible_strings(node: Tag, excluded: tuple[Tag, ...] = ()) -> Iterator[str]:
     """The node's text pieces; block elements and <br> are set apart by spaces."""
     for child in node.children:
@@ -160,7 +171,7 @@ def _visible_strings(node: Tag, excluded: tuple[Tag, ...] = ()) -> Iterator[str]
                 yield str(child)
         elif isinstance(child, Tag) and not any(child is other for other in excluded):
             name = (child.name or "").lower()
-            if name in DROPPED:
+            if name in DROPPED or _hidden(child):
                 continue
             breaking = name in BREAKING
             if breaking:

@@ -42,6 +42,7 @@ CELL_GAP_GENERATED = 1.0
 PARAGRAPH_GAP = 1.6  # a baseline step larger than this many font sizes starts a new block
 LIST_ITEM_GAP = 2.2  # the same for the step from one list item to the next
 HEADING_SIZE_STEP = 1.0  # points above the body size that make a line a heading
+HEADER_GAP = 3.0  # a small-font top line this many body sizes above the rest is a page header
 RUNNING_ZONE = 2  # lines at the top and bottom of a page that may be running headers
 MAX_HEADING_CHARS = 200
 MAX_BOLD_HEADING_CHARS = 100
@@ -49,6 +50,7 @@ _MARKER = re.compile(r"[•●▪■◦‣∙·*\-–]|\d{1,3}[.)]")
 _BULLET = re.compile(rf"(?:{_MARKER.pattern})\s+\S")
 _KEYWORD_FIELD = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=\s*([^;]*)")
 _SENTENCE_END = ".!?:;"
+_PAGE_LABEL = re.compile(r"(?:page\s+)?[-–—]?\s*\d{1,5}\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,5})?", re.IGNORECASE)
 _SOFT_HYPHEN = re.compile(r"[\x02\ufffe]\s*(\S?)")
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 _FORCE_BOLD = 1 << 18
@@ -283,7 +285,7 @@ def _clean(text: str) -> str:
 def _is_bold(raw: Any, index: int) -> bool:
     if pdfium_c.FPDFText_GetFontWeight(raw, index) >= 600:
         return True
-    name = ctypes.create_string_buffer(128)
+    name = ctypes.create_string_buffer(256)
     flags = ctypes.c_int(0)
     length = pdfium_c.FPDFText_GetFontInfo(raw, index, name, len(name), flags)
     if length <= 0:
@@ -306,7 +308,37 @@ def _without_running_lines(pages: list[list[Line]]) -> list[list[Line]]:
         drop = {i for i in top if line_key(page[i].text) in top_keys}
         drop |= {i for i in bottom if line_key(page[i].text) in bottom_keys}
         kept.append([line for i, line in enumerate(page) if i not in drop])
-    return kept
+    body_size = _body_size([line for page in kept for line in page])
+    return [_without_page_furniture(page, body_size) for page in kept]
+
+
+def _without_page_furniture(page: list[Line], body_size: float) -> list[Line]:
+    """Drop what is page furniture even when not repeated (say, on a one-page document).
+
+    A page number (``3``, ``- 3 -``, ``Page 3 of 9``) standing apart at the top or bottom,
+    and a top line in a smaller font than the body set well apart above everything else.
+    """
+    if len(page) < 2:
+        return page
+    by_height = sorted(page, key=lambda line: -line.y)
+    drop: list[Line] = []
+    top, below_top = by_height[0], by_height[1]
+    bottom, above_bottom = by_height[-1], by_height[-2]
+    for edge, neighbour in ((top, below_top), (bottom, above_bottom)):
+        apart = abs(edge.y - neighbour.y) > PARAGRAPH_GAP * max(edge.size, neighbour.size)
+        if apart and _PAGE_LABEL.fullmatch(edge.text):
+            drop.append(edge)
+    if top not in drop and top.size < body_size and top.y - below_top.y > HEADER_GAP * body_size:
+        drop.append(top)
+    return [line for line in page if not any(line is dropped for dropped in drop)]
+
+
+def _body_size(lines: Sequence[Line]) -> float:
+    """The font size most of the text is set in."""
+    sizes: Counter[float] = Counter()
+    for line in lines:
+        sizes[line.size] += len(line.text)
+    return sizes.most_common(1)[0][0] if sizes else 0.0
 
 
 # ---------------------------------------------------------------------------- blocks
@@ -322,13 +354,9 @@ class _Style:
 
 
 def _document_style(lines: Sequence[Line]) -> _Style:
-    sizes: Counter[float] = Counter()
-    bold_chars = 0
-    for line in lines:
-        sizes[line.size] += len(line.text)
-        bold_chars += len(line.text) if line.bold else 0
-    body_size = sizes.most_common(1)[0][0]
-    body_bold = bold_chars * 2 > sum(sizes.values())
+    body_size = _body_size(lines)
+    bold_chars = sum(len(line.text) for line in lines if line.bold)
+    body_bold = bold_chars * 2 > sum(len(line.text) for line in lines)
     style = _Style(body_size, body_bold, {})
     heading_styles = sorted(
         {(line.size, line.bold) for line in lines if _heading_style(line, style)},
@@ -405,7 +433,7 @@ def _draft(kind: str, lines: list[Line], style: _Style) -> Draft:
         text, marks = _joined(lines)
         return Draft("heading", text, level=style.heading_levels[(lines[0].size, lines[0].bold)], page_marks=marks)
     if kind == "table" and len(lines) > 1:
-        return _rows_draft("table", [_row(line) for line in lines])
+        return _rows_draft("table", [_row(line) for line in _without_repeated_header(lines)])
     if kind == "list":
         return _rows_draft("list", [_joined(item) for item in _items(lines)])
     text, marks = _joined(lines)
@@ -430,6 +458,15 @@ def _items(lines: list[Line]) -> list[list[Line]]:
         else:
             items[-1].append(line)
     return items
+
+
+def _without_repeated_header(rows: list[Line]) -> list[Line]:
+    """A table's header row repeated at the top of a continuation page is dropped."""
+    kept = rows[:1]
+    for previous, row in zip(rows, rows[1:]):
+        if not (row.page != previous.page and row.cells == rows[0].cells):
+            kept.append(row)
+    return kept
 
 
 def _row(line: Line) -> tuple[str, tuple[tuple[int, int], ...]]:

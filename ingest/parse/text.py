@@ -4,7 +4,9 @@ Cleaning: running headers/footers and page numbers removed, hyphenation at line 
 undone, wrapped paragraph lines joined with spaces, blank runs collapsed.
 Headings: ALL-CAPS lines, lines underlined with ``===`` (level 1) or ``---`` (level 2),
 numbered headings such as ``1. Scope`` or ``2.3 Returns`` (level = number of parts).
-Lines starting with ``- ``, ``* `` or ``• `` form list blocks.
+Lines starting with ``- ``, ``* `` or ``• `` form list blocks. Two or more lines in a row
+whose columns are set apart by dot leaders, tabs or wide spaces form a table block, written
+like every table: ``cell | cell``.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ _RULE = re.compile(r"\s*([-=*_~])(?:\s*\1){2,}\s*")
 _LIST_ITEM = re.compile(r"(\s*)([-*•])\s+(\S.*)")
 _NUMBERED = re.compile(r"(\d{1,3}(?:\.\d{1,3})*)\.?\s+(\S.*)")
 _ENUMERATED = re.compile(r"\d{1,3}(?:\.\d{1,3})+\.?\s+\S|\d{1,3}[.)]\s+\S")  # "1. x", "2) x", "2.3 x"
+_COLUMN_GAP = re.compile(r"\s*\.{4,}\s*|\s*\t\s*|\s{3,}")  # "Idle speed ...... 850 rpm"
 _TERMINAL = ".,;:!?"
 _SENTENCE_END = ".!?:;"
 MAX_HEADING_CHARS = 80
@@ -155,6 +158,7 @@ def _near_boundaries(lines: list[str], page_lines: set[int]) -> set[int]:
 def _drafts(lines: list[str]) -> Iterator[Draft]:
     paragraph: list[str] = []
     items: list[str] = []  # the current list, one item per entry
+    rows: list[str] = []  # the current table, one row per entry
 
     def flush() -> Iterator[Draft]:
         if paragraph:
@@ -163,6 +167,9 @@ def _drafts(lines: list[str]) -> Iterator[Draft]:
         if items:
             yield Draft("list", "\n".join(items))
             items.clear()
+        if rows:
+            yield Draft("table", "\n".join(rows))
+            rows.clear()
 
     index = 0
     while index < len(lines):
@@ -172,27 +179,41 @@ def _drafts(lines: list[str]) -> Iterator[Draft]:
             yield from flush()
         elif _is_underlined_heading(line, following, paragraph, items):
             yield from flush()
-            level = 1 if following.strip()[0] == "=" else 2
+            numbered = _NUMBERED.fullmatch(collapse_spaces(line))
+            if numbered:  # "2.3 Returns" underlined: its number says how deep it is
+                level = min(numbered.group(1).count(".") + 1, 6)
+            else:
+                level = 1 if following.strip()[0] == "=" else 2
             yield Draft("heading", collapse_spaces(line), level=level)
             index += 1  # the underline
         elif _RULE.fullmatch(line):
             yield from flush()
         elif (item := _LIST_ITEM.fullmatch(line)) is not None:
-            if paragraph:
+            if paragraph or rows:
                 yield from flush()
             indent, marker, content = item.groups()
             items.append(f"{indent}{marker} {collapse_spaces(content)}")
         elif items and line[:1].isspace():
             items[-1] = _continue_item(items[-1], line)
+        elif (cells := _row_cells(line)) and (rows or _row_cells(following)):
+            if paragraph or items:
+                yield from flush()
+            rows.append(" | ".join(cells))
         elif not paragraph and (level := _heading_level(lines, index)):
             yield from flush()
             yield Draft("heading", collapse_spaces(line), level=level)
         else:
-            if items:
+            if items or rows:
                 yield from flush()
             paragraph.append(line)
         index += 1
     yield from flush()
+
+
+def _row_cells(line: str) -> list[str]:
+    """Cells of a table-like line (dot leaders, tabs or wide spaces between columns); [] if none."""
+    cells = [collapse_spaces(cell) for cell in _COLUMN_GAP.split(line.strip())]
+    return cells if len(cells) > 1 and all(cells) else []
 
 
 def _continue_item(item: str, line: str) -> str:

@@ -48,6 +48,7 @@ import json
 import os
 import re
 import secrets
+import socket
 import threading
 import time
 from contextlib import contextmanager
@@ -198,6 +199,7 @@ class ElasticsearchStore:
         self._label_index: dict[str, str] | None = None  # label -> concrete index, once known
         self._documents_index: str | None = None
         self._dirty: set[str] = set()  # indices written since the last refresh
+        self._meta_mapping_checked = False
 
     # --- names ---------------------------------------------------------------------------
     @property
@@ -334,6 +336,11 @@ class ElasticsearchStore:
     def _ensure_meta_index(self) -> None:
         if not self.es.indices.exists(index=self.meta_index):
             self._create_index(self.meta_index, "meta")
+        elif not self._meta_mapping_checked:
+            # A meta index from an older ingest: add the fields it lacks (adding is always allowed).
+            body = load_index_body("meta", self.analyzer)
+            self.es.indices.put_mapping(index=self.meta_index, properties=body["mappings"]["properties"])
+        self._meta_mapping_checked = True
 
     # --- lock --------------------------------------------------------------------------------
     @contextmanager
@@ -357,7 +364,7 @@ class ElasticsearchStore:
         deadline = time.monotonic() + max(0.0, wait_s)
         while True:
             now = datetime.now(timezone.utc)
-            doc = {"owner": owner, "acquired_at": _iso(now), "expires_at": _iso(now + timedelta(seconds=self.lock_ttl_s))}
+            doc = self._lock_doc(owner, now)
             try:
                 resp = self._call(lambda: self.es.create(index=self.meta_index, id=LOCK_ID, document=doc))
                 return {"seq_no": resp["_seq_no"], "primary_term": resp["_primary_term"]}
@@ -367,8 +374,9 @@ class ElasticsearchStore:
             if current is None:
                 continue  # released in between: try again at once
             src = current["_source"]
-            if _parse_iso(src["expires_at"]) <= now:
-                # Expired: take it over, but only if nobody else did in between.
+            if _parse_iso(src["expires_at"]) <= now or _holder_is_dead(src):
+                # Expired, or its process is gone (killed on this host): take it over,
+                # but only if nobody else did in between.
                 try:
                     self._call(lambda: self.es.delete(
                         index=self.meta_index, id=LOCK_ID,
@@ -379,17 +387,27 @@ class ElasticsearchStore:
                 continue
             if time.monotonic() >= deadline:
                 raise StoreLocked(
-                    f"Elasticsearch at {self.name}, index prefix {self.prefix!r}: another run holds the write "
-                    f"lock (owner {src['owner']}, since {src.get('acquired_at')}, expires {src['expires_at']}); "
-                    "wait for it to finish, or retry after the lock expires"
+                    f"Elasticsearch at {self.name} (index prefix {self.prefix!r}) is being written by "
+                    f"{src['owner']} (since {src.get('acquired_at')}); wait for it to finish. The lock "
+                    f"expires at {src['expires_at']} if that run died on another host."
                 )
             time.sleep(min(1.0, max(0.05, deadline - time.monotonic())))
 
+    def _lock_doc(self, owner: str, acquired_at: datetime) -> dict[str, Any]:
+        expires = datetime.now(timezone.utc) + timedelta(seconds=self.lock_ttl_s)
+        return {
+            "owner": owner,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "acquired_at": _iso(acquired_at),
+            "expires_at": _iso(expires),
+        }
+
     def _keep_lock(self, owner: str, held: dict[str, int], stop: threading.Event) -> None:
         """Push expires_at forward every third of the TTL while the run goes on."""
+        acquired_at = datetime.now(timezone.utc)
         while not stop.wait(self.lock_ttl_s / 3):
-            now = datetime.now(timezone.utc)
-            doc = {"owner": owner, "acquired_at": _iso(now), "expires_at": _iso(now + timedelta(seconds=self.lock_ttl_s))}
+            doc = self._lock_doc(owner, acquired_at)
             try:
                 resp = self.es.index(
                     index=self.meta_index, id=LOCK_ID, document=doc,
@@ -430,14 +448,18 @@ class ElasticsearchStore:
                 max_retries=self.max_retries, initial_backoff=self.initial_backoff, client=self.es, build=build,
             )
             yield fresh
-            self._call(lambda: self._switch_to(new_labels, new_documents))
+            old_indices = self._call(lambda: self._switch_to(new_labels, new_documents))
         except BaseException:
+            # Not switched: readers still use the old build; drop the half-built one.
             self._call(lambda: self.es.indices.delete(index=",".join(new_indices), ignore_unavailable=True))
             raise
         self._label_index, self._documents_index = None, None
         self._dirty.clear()
+        if old_indices:
+            self._call(lambda: self.es.indices.delete(index=",".join(old_indices), ignore_unavailable=True))
 
-    def _switch_to(self, new_labels: dict[str, str], new_documents: str) -> None:
+    def _switch_to(self, new_labels: dict[str, str], new_documents: str) -> list[str]:
+        """Finish the new build and move every alias to it in one call; the old indices."""
         new_indices = [*new_labels.values(), new_documents]
         old_indices = [
             index
@@ -464,8 +486,7 @@ class ElasticsearchStore:
         actions = [{"remove": {"index": i, "alias": a}} for i, a in sorted(current)]
         actions += [{"add": {"index": i, "alias": a}} for i, a in sorted(self.desired_aliases(new_labels, new_documents))]
         self.es.indices.update_aliases(actions=actions)  # the one atomic switch
-        if old_indices:
-            self.es.indices.delete(index=",".join(old_indices), ignore_unavailable=True)
+        return old_indices
 
     def _replicas_of(self, indices: list[str]) -> int | None:
         """The replica count the live build had (None: the cluster default)."""
@@ -781,6 +802,27 @@ def _batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
             batch = []
     if batch:
         yield batch
+
+
+def _holder_is_dead(lock: dict[str, Any]) -> bool:
+    """True when the lock's process ran on this host and is gone (or a zombie): a killed run.
+
+    A lock from another host can only expire (its TTL), since its process cannot be checked here.
+    """
+    pid = lock.get("pid")
+    if lock.get("host") != socket.gethostname() or not isinstance(pid, int) or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def _iso(moment: datetime) -> str:
