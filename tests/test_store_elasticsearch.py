@@ -241,6 +241,15 @@ def test_scrolling_reads_every_page(make_es_store, monkeypatch):
     assert len(list(store.iter_chunks())) == 23
 
 
+def test_a_large_write_is_split_into_bounded_requests_and_all_lands(make_es_store):
+    store = make_es_store()
+    big = [make_chunk("big-manual", "1", p, f"page {p} " + "lorem ipsum dolor " * 20000) for p in range(40)]
+    assert sum(len(c.text) for c in big) > 2 * es_store.BULK_MAX_BYTES
+    report = store.write_chunks(big)
+    assert (report.written, report.errors) == (40, [])
+    assert [c.position for c in store.document_chunks("big-manual")] == list(range(40))
+
+
 def test_documents_counts_and_deletes(make_es_store):
     store = make_es_store()
     pdf = [make_chunk("price-list", "3", p, f"price row {p}", access="partner", pages=(p + 1,)) for p in range(2)]
@@ -318,6 +327,10 @@ def test_unreachable_store_fails_fast_with_the_url():
     assert "http://127.0.0.1:1" in str(err.value) and "check" in str(err.value)
     with pytest.raises(StoreUnavailable):
         store.search("x", ["public"], DAY, role="public")
+    with pytest.raises(StoreUnavailable) as err:
+        store.write_chunks(WARRANTY)
+    assert "http://127.0.0.1:1" in str(err.value)
+    assert time.monotonic() - started < 15
     store.close()
 
 
@@ -489,5 +502,9 @@ def test_roles_and_labels_from_settings_shape_the_aliases(make_es_store, es_url,
     client = Elasticsearch(es_url)
     try:
         assert [store.label_of_index(i) for i in client.indices.get_alias(name=f"{es_prefix}-chunks-auditor")] == ["internal"]
+        # A role dropped from ingest.toml loses its alias, and with it every read.
+        make_es_store(settings=settings).write_chunks([])
+        assert not client.indices.exists_alias(name=f"{es_prefix}-chunks-auditor")
+        assert client.indices.exists_alias(name=f"{es_prefix}-chunks-guest")
     finally:
         client.close()

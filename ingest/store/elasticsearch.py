@@ -318,7 +318,9 @@ class ElasticsearchStore:
             for alias in spec.get("aliases", {})
         }
         desired = self.desired_aliases(label_index, documents_index)
-        actions = [{"remove": {"index": i, "alias": a}} for i, a in sorted(current - desired)]
+        ours = {a for _, a in current if a in (self.all_alias, self.documents_alias) or a.startswith(f"{self.all_alias}-")}
+        stale = {(i, a) for i, a in current - desired if a in ours}  # aliases someone else added stay
+        actions = [{"remove": {"index": i, "alias": a}} for i, a in sorted(stale)]
         actions += [{"add": {"index": i, "alias": a}} for i, a in sorted(desired - current)]
         if actions:
             self.es.indices.update_aliases(actions=actions)
@@ -626,6 +628,8 @@ class ElasticsearchStore:
     ) -> list[Hit]:
         if not labels or top <= 0:
             return []
+        if role and self._build is not None and not self.settings.labels_for_role(role):
+            return []  # a role that may read nothing (no alias exists to search)
         body = search_body(query, labels, as_of, top, doc_id)
         hits = self._search(self._chunks_read_target(role), body)
         return [Hit(Chunk.from_json(hit["_source"]), float(hit["_score"] or 0.0)) for hit in hits]
@@ -736,10 +740,10 @@ class ElasticsearchStore:
         """Run one client call; 404 gives ``missing`` when given, transport errors become StoreErrors."""
         try:
             return fn()
-        except NotFoundError:
+        except NotFoundError as exc:
             if missing is not ...:
                 return missing
-            raise
+            raise self._unavailable(exc) from None
         except ConflictError:
             raise
         except (ApiError, TransportError) as exc:
