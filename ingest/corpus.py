@@ -12,7 +12,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Container, Mapping
 
 from ingest.metadata import (
     INVENTORY,
@@ -23,7 +23,7 @@ from ingest.metadata import (
     resolve_metadata,
 )
 from ingest.model import FORMATS, DocumentProblems, SourceDocument, UnreadableFile
-from ingest.parse import SUFFIXES, format_of, parse_bytes
+from ingest.parse import SUFFIXES, format_of, parse_bytes, read_metadata
 from ingest.settings import Settings
 
 DOCUMENTS = "documents"
@@ -117,25 +117,32 @@ class _FileResult:
     key: str | None = None  # doc_id@version a rejected file declares
 
 
-def _check_file(path: Path, root: Path, inventory: Mapping[str, dict], settings: Settings) -> _FileResult:
+def _check_file(
+    path: Path, root: Path, inventory: Mapping[str, dict], settings: Settings, skip_body: Container[str] = ()
+) -> _FileResult:
     source = path.relative_to(root).as_posix()
     entry = inventory.get(path.relative_to(root / DOCUMENTS).as_posix())
     try:
         data = path.read_bytes()
     except OSError as exc:
         return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc.strerror or exc}"])
+    sha256 = hashlib.sha256(data).hexdigest()
     try:
-        parsed = parse_bytes(data, path.name)
+        if sha256 in skip_body:
+            parsed, fields = None, read_metadata(data, path.name)
+        else:
+            parsed = parse_bytes(data, path.name)
+            fields = parsed.metadata
     except UnreadableFile as exc:
         return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc}"])
     except Exception as exc:  # a parser bug must not stop the other files; report it as such
         return _rejected(
             source, {}, entry, [f"{source}: unreadable file: parser error: {type(exc).__name__}: {exc}"]
         )
-    meta, problems, defaulted = resolve_metadata(source, parsed.metadata, entry, settings)
+    meta, problems, defaulted = resolve_metadata(source, fields, entry, settings)
     if meta is None:
-        return _rejected(source, parsed.metadata, entry, problems)
-    document = SourceDocument(source=source, sha256=hashlib.sha256(data).hexdigest(), parsed=parsed, meta=meta)
+        return _rejected(source, fields, entry, problems)
+    document = SourceDocument(source=source, sha256=sha256, parsed=parsed, meta=meta, format=format_of(path.name))
     return _FileResult(source, document, None, defaulted)
 
 
@@ -158,11 +165,16 @@ def _load_inventory(root: Path) -> tuple[dict[str, dict], list[str]]:
 
 
 def scan_corpus(
-    root: Path, settings: Settings, on_file: Callable[[str], None] | None = None
+    root: Path,
+    settings: Settings,
+    on_file: Callable[[str], None] | None = None,
+    skip_body: Container[str] = frozenset(),
 ) -> CorpusScan:
     """Parse and validate every document of the corpus at ``root``; writes nothing.
 
     ``on_file(source)`` is called before each file is read (for a progress bar).
+    A file whose SHA-256 is in ``skip_body`` (bytes a store already holds, and so parsed
+    fine before) has only its metadata read; its ``parsed`` is None.
     """
     root = Path(root)
     if not (root / DOCUMENTS).is_dir():
@@ -175,7 +187,7 @@ def scan_corpus(
         if on_file is not None:
             on_file(path.relative_to(root).as_posix())
         formats[format_of(path.name)] += 1
-        results.append(_check_file(path, root, inventory, settings))
+        results.append(_check_file(path, root, inventory, settings, skip_body))
 
     present = {path.relative_to(root / DOCUMENTS).as_posix() for path in paths}
     for name in sorted(set(inventory) - present):

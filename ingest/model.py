@@ -98,12 +98,17 @@ class DocumentMeta:
 
 @dataclass(frozen=True)
 class SourceDocument:
-    """A document that passed validation: where it came from, its bytes' hash, parse and metadata."""
+    """A document that passed validation: where it came from, its bytes' hash, parse and metadata.
+
+    ``parsed`` is None when the scan was told it may skip the body of a file whose exact
+    bytes the store already holds (a sync's fast path); see ``pipeline.parsed_document``.
+    """
 
     source: str  # path relative to the corpus root, with forward slashes
     sha256: str
-    parsed: ParsedDocument
+    parsed: ParsedDocument | None
     meta: DocumentMeta
+    format: str = ""
 
 
 @dataclass(frozen=True)

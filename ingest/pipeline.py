@@ -12,18 +12,19 @@ the record, then whatever the new state replaces.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable
 
 from ingest.chunk import chunk_document
 from ingest.corpus import CorpusScan, scan_corpus
-from ingest.model import Chunk, DocumentProblems, DocumentRecord, SourceDocument
-from ingest.parse import PARSER_VERSION
+from ingest.model import Chunk, DocumentProblems, DocumentRecord, SourceDocument, UnreadableFile
+from ingest.parse import PARSER_VERSION, parse_bytes
 from ingest.settings import ChunkSettings, Settings
 from ingest.store.base import ItemError, Store
 
@@ -76,7 +77,7 @@ def record_for(doc: SourceDocument, chunks: list[Chunk], fingerprint: str) -> Do
         title=meta.title,
         source=doc.source,
         source_sha256=doc.sha256,
-        format=doc.parsed.format,
+        format=doc.format,
         access=meta.access,
         status=meta.status,
         effective_from=meta.effective_from.isoformat() if meta.effective_from else None,
@@ -88,9 +89,22 @@ def record_for(doc: SourceDocument, chunks: list[Chunk], fingerprint: str) -> Do
     )
 
 
-def _metadata_differs(new: DocumentRecord, old: DocumentRecord) -> list[str]:
-    fields = ("title", "access", "status", "effective_from", "effective_to", "superseded_by", "tags")
-    return [f for f in fields if getattr(new, f) != getattr(old, f)]
+METADATA_FIELDS = ("title", "access", "status", "effective_from", "effective_to", "superseded_by", "tags")
+
+
+def _metadata_differs(doc: SourceDocument, old: DocumentRecord) -> list[str]:
+    new = record_for(doc, [], old.settings_fingerprint)
+    return [f for f in METADATA_FIELDS if getattr(new, f) != getattr(old, f)]
+
+
+def parsed_document(doc: SourceDocument, root: Path) -> SourceDocument:
+    """The document with its body parsed: a scan may have skipped it (bytes already stored)."""
+    if doc.parsed is not None:
+        return doc
+    data = (Path(root) / doc.source).read_bytes()
+    if hashlib.sha256(data).hexdigest() != doc.sha256:
+        raise UnreadableFile("the file changed while this run was reading it; run again")
+    return replace(doc, parsed=parse_bytes(data, doc.source))
 
 
 def plan_sync(
@@ -101,7 +115,10 @@ def plan_sync(
     full: bool = False,
     accept_edits: bool = False,
 ) -> Plan:
-    """Compare the folder with the store's records; pure: decides, writes nothing."""
+    """Compare the folder with the store's records; decides, writes nothing.
+
+    Only documents that must be written are parsed (if the scan skipped them) and chunked.
+    """
     fingerprint = settings_fingerprint(chunking)
     stored_by_key = {} if full else {r.key: r for r in stored}
     plan = Plan(problems=list(scan.problems))
@@ -125,31 +142,35 @@ def plan_sync(
             )
             plan.items.append(PlannedDocument("rejected", key, doc.source, "content changed, version did not"))
             continue
-        chunks = chunk_document(doc, chunking)
-        record = record_for(doc, chunks, fingerprint)
-        if old is None:
-            plan.items.append(PlannedDocument("new", key, doc.source, write=len(chunks)))
-            plan.to_write.append((doc, chunks, None))
+        reasons: list[str] = []
+        action = "new"
+        if old is not None:
+            if old.source_sha256 != doc.sha256:
+                reasons.append("content edited without a version bump (--accept-edits)")
+                plan.overrides.append(f"{doc.source}: {key} replaced in place (--accept-edits)")
+            if old.settings_fingerprint != fingerprint:
+                reasons.append(f"settings changed ({old.settings_fingerprint} → {fingerprint})")
+            changed_meta = _metadata_differs(doc, old)
+            if changed_meta:
+                reasons.append(f"metadata changed ({', '.join(changed_meta)})")
+            if reasons:
+                action = "changed"
+            elif old.source != doc.source:
+                # Same bytes under a new path: chunk IDs stay, their `source` field moves.
+                action, reasons = "moved", [f"moved from {old.source}"]
+            else:
+                plan.items.append(PlannedDocument("unchanged", key, doc.source))
+                continue
+        try:
+            doc = parsed_document(doc, scan.root)
+        except (OSError, UnreadableFile) as exc:
+            plan.problems.append(DocumentProblems(doc.source, doc.meta.doc_id, (f"{doc.source}: unreadable file: {exc}",)))
+            plan.items.append(PlannedDocument("rejected", key, doc.source, str(exc)))
             continue
-        stale = len(set(old.chunk_ids) - set(record.chunk_ids))
-        reasons = []
-        if old.source_sha256 != doc.sha256:
-            reasons.append("content edited without a version bump (--accept-edits)")
-            plan.overrides.append(f"{doc.source}: {key} replaced in place (--accept-edits)")
-        if old.settings_fingerprint != fingerprint:
-            reasons.append(f"settings changed ({old.settings_fingerprint} → {fingerprint})")
-        changed_meta = _metadata_differs(record, old)
-        if changed_meta:
-            reasons.append(f"metadata changed ({', '.join(changed_meta)})")
-        if reasons:
-            plan.items.append(PlannedDocument("changed", key, doc.source, "; ".join(reasons), len(chunks), stale))
-            plan.to_write.append((doc, chunks, old))
-        elif old.source != doc.source:
-            # Same bytes under a new path: chunk IDs stay, their `source` field moves.
-            plan.items.append(PlannedDocument("moved", key, doc.source, f"moved from {old.source}", len(chunks)))
-            plan.to_write.append((doc, chunks, old))
-        else:
-            plan.items.append(PlannedDocument("unchanged", key, doc.source))
+        chunks = chunk_document(doc, chunking)
+        stale = len(set(old.chunk_ids) - {c.chunk_id for c in chunks}) if old else 0
+        plan.items.append(PlannedDocument(action, key, doc.source, "; ".join(reasons), len(chunks), stale))
+        plan.to_write.append((doc, chunks, old))
     for key, old in sorted(stored_by_key.items()):
         if key in present:
             continue
@@ -290,7 +311,9 @@ def run(
     """Validate, chunk and write a corpus to a store; incremental unless ``full``."""
     started = time.perf_counter()
     store.check()  # unreachable → StoreUnavailable before anything is read or written
-    scan = scan_corpus(corpus, settings, on_file=on_file)
+    # Bytes the store already holds parsed fine before: read only their metadata now.
+    known = set() if full else {r.source_sha256 for r in store.documents()}
+    scan = scan_corpus(corpus, settings, on_file=on_file, skip_body=known)
     fingerprint = settings_fingerprint(chunking)
     if dry_run:
         plan = plan_sync(scan, store.documents(), chunking, full=full, accept_edits=accept_edits)

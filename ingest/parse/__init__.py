@@ -49,6 +49,23 @@ def parse_bytes(data: bytes, name: str | Path) -> ParsedDocument:
     return parser(data)
 
 
+def read_metadata(data: bytes, name: str | Path) -> dict:
+    """The raw metadata fields of a file without parsing its body: the same fields
+    ``parse_bytes(data, name).metadata`` gives, for files a sync already holds unchanged."""
+    fmt = format_of(name)
+    if fmt == "markdown":
+        from ingest.parse.markdown import read_markdown_metadata as reader
+    elif fmt == "html":
+        from ingest.parse.html import read_html_metadata as reader
+    elif fmt == "text":
+        from ingest.parse.text import read_text_metadata as reader
+    elif fmt == "pdf":
+        from ingest.parse.pdf import read_pdf_metadata as reader
+    else:
+        raise UnreadableFile(f"unsupported file type {Path(name).suffix!r}")
+    return reader(data)
+
+
 def parse_file(path: str | Path) -> ParsedDocument:
     path = Path(path)
     try:

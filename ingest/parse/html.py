@@ -13,7 +13,7 @@ import re
 import warnings
 from typing import Any, Iterator
 
-from bs4 import BeautifulSoup, Comment, MarkupResemblesLocatorWarning, XMLParsedAsHTMLWarning, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
+from bs4 import BeautifulSoup, SoupStrainer, Comment, MarkupResemblesLocatorWarning, XMLParsedAsHTMLWarning, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
 from bs4.dammit import EncodingDetector
 
 from ingest.model import ParsedDocument, UnreadableFile
@@ -42,6 +42,15 @@ def parse_html(data: bytes) -> ParsedDocument:
     metadata = _metadata(soup)
     body = soup.body or soup
     return assemble("html", _drafts(body), metadata)
+
+
+def read_html_metadata(data: bytes) -> dict[str, Any]:
+    """Only the ``<meta>`` fields and ``<title>``: what a sync needs for a file it already holds."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        soup = BeautifulSoup(_decode(data), "lxml", parse_only=SoupStrainer(["meta", "title"]))
+    return _metadata(soup)
 
 
 # ---------------------------------------------------------------------------- decoding

@@ -26,6 +26,11 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark").enable("table")
 
 
+def read_markdown_metadata(data: bytes) -> dict:
+    """Only the front matter: what a sync needs for a file it already holds."""
+    return split_front_matter(decode_utf8_text(data))[0]
+
+
 def parse_markdown(data: bytes) -> ParsedDocument:
     metadata, body = split_front_matter(decode_utf8_text(data))
     tokens = _parser().parse(body)

@@ -73,6 +73,11 @@ class Line:
     bold: bool
 
 
+def read_pdf_metadata(data: bytes) -> dict[str, Any]:
+    """Only the document information: what a sync needs for a file it already holds."""
+    return _read_information(data)
+
+
 def parse_pdf(data: bytes) -> ParsedDocument:
     metadata = _read_information(data)
     pages = _read_lines(data)

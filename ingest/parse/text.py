@@ -46,6 +46,11 @@ SHORT_LINE = 80
 MIN_REPEATS = 3
 
 
+def read_text_metadata(data: bytes) -> dict:
+    """Only the front matter: what a sync needs for a file it already holds."""
+    return split_front_matter(decode_utf8_text(data))[0]
+
+
 def parse_text(data: bytes) -> ParsedDocument:
     metadata, body = split_front_matter(decode_utf8_text(data))
     lines = [strip_controls(line).rstrip() for line in _clean_pages(body)]
