@@ -36,3 +36,25 @@ def test_there_are_files_of_every_format():
 def test_metadata_alone_equals_the_full_parse(path):
     data = path.read_bytes()
     assert read_metadata(data, path.name) == dict(parse_bytes(data, path.name).metadata)
+
+
+from hypothesis import given, settings as hsettings, strategies as st  # noqa: E402
+
+names = st.sampled_from(["doc_id", "version", "title", "access", "tags", "Access", " effective_from ", "x"])
+values = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_size=30)
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(
+    metas=st.lists(st.tuples(names, values), max_size=6),
+    title=st.one_of(st.none(), values),
+    meta_in_body=st.booleans(),
+)
+def test_html_metadata_alone_equals_the_full_parse_for_any_meta_tags(metas, title, meta_in_body):
+    from html import escape
+
+    tags = "".join(f'<meta name="{escape(n)}" content="{escape(v)}">' for n, v in metas)
+    head = (f"<title>{escape(title)}</title>" if title is not None else "") + ("" if meta_in_body else tags)
+    body = "<h1>Heading</h1><p>Some text.</p>" + (tags if meta_in_body else "")
+    data = f"<!doctype html><html><head>{head}</head><body>{body}</body></html>".encode()
+    assert read_metadata(data, "x.html") == dict(parse_bytes(data, "x.html").metadata)

@@ -15,6 +15,8 @@ from typing import Any, Iterator
 
 from bs4 import BeautifulSoup, SoupStrainer, Comment, MarkupResemblesLocatorWarning, XMLParsedAsHTMLWarning, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
 from bs4.dammit import EncodingDetector
+import lxml.etree
+import lxml.html
 
 from ingest.model import ParsedDocument, UnreadableFile
 from ingest.parse._common import Draft, assemble, collapse_spaces, normalise_newlines, strip_controls
@@ -45,11 +47,36 @@ def parse_html(data: bytes) -> ParsedDocument:
 
 
 def read_html_metadata(data: bytes) -> dict[str, Any]:
-    """Only the ``<meta>`` fields and ``<title>``: what a sync needs for a file it already holds."""
+    """Only the ``<meta>`` fields and ``<title>``: what a sync needs for a file it already holds.
+
+    lxml builds the tree in C, with no Python call per element, so this is several times
+    faster than the soup; it finds the same fields (tests/test_parse_metadata_only.py).
+    """
+    text = _decode(data)
+    try:
+        tree = lxml.html.document_fromstring(text)
+    except (ValueError, lxml.etree.ParserError):
+        return _metadata_from_soup(text)
+    fields: dict[str, Any] = {}
+    for meta in tree.iter("meta"):
+        name, content = meta.get("name"), meta.get("content")
+        if name is None or content is None or not name.strip():
+            continue
+        _add_field(fields, name.strip().lower(), content)
+    if "title" not in fields:
+        title = tree.find(".//title")
+        if title is not None:
+            value = collapse_spaces(title.text_content())
+            if value:
+                fields["title"] = value
+    return fields
+
+
+def _metadata_from_soup(text: str) -> dict[str, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
-        soup = BeautifulSoup(_decode(data), "lxml", parse_only=SoupStrainer(["meta", "title"]))
+        soup = BeautifulSoup(text, "lxml", parse_only=SoupStrainer(["meta", "title"]))
     return _metadata(soup)
 
 
@@ -89,6 +116,16 @@ def _usable_encoding(declared: str | None) -> str | None:
 # ---------------------------------------------------------------------------- metadata
 
 
+def _add_field(fields: dict[str, Any], key: str, content: str) -> None:
+    """A repeated name gives a list of its values, in document order."""
+    if key not in fields:
+        fields[key] = content
+    elif isinstance(fields[key], list):
+        fields[key].append(content)
+    else:
+        fields[key] = [fields[key], content]
+
+
 def _metadata(soup: BeautifulSoup) -> dict[str, Any]:
     """Every ``<meta name content>`` (names lower-cased; a repeated name gives a list)."""
     fields: dict[str, Any] = {}
@@ -96,13 +133,7 @@ def _metadata(soup: BeautifulSoup) -> dict[str, Any]:
         name, content = meta.get("name"), meta.get("content")
         if not isinstance(name, str) or not isinstance(content, str) or not name.strip():
             continue
-        key = name.strip().lower()
-        if key not in fields:
-            fields[key] = content
-        elif isinstance(fields[key], list):
-            fields[key].append(content)
-        else:
-            fields[key] = [fields[key], content]
+        _add_field(fields, name.strip().lower(), content)
     if "title" not in fields and soup.title is not None:
         title = collapse_spaces(soup.title.get_text())
         if title:
