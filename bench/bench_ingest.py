@@ -184,6 +184,13 @@ def main() -> None:
         es.indices.delete(index=index)
     print(f"{'':<34} ingest run (first) / baseline write = {t_first / t_base:.1f}x  (the run also scans, parses, chunks, plans)")
     store.close()
+    if not url.startswith("sqlite:///"):
+        from elasticsearch import Elasticsearch
+
+        es = Elasticsearch(url)
+        names = list(es.indices.get(index=f"{prefix}-*", expand_wildcards="all"))
+        if names:
+            es.indices.delete(index=",".join(names))
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -238,8 +238,8 @@ def repair(store: Store) -> dict[str, int]:
     keys = store.chunk_keys()
     present = {cid for cid, _, _ in keys}
     broken = [r for r in records if not set(r.chunk_ids) <= present]
-    for record in broken:
-        store.delete_document(record.doc_id, record.version)
+    if broken:
+        store.delete_documents([r.key for r in broken])
     listed = {cid for r in records if r not in broken for cid in r.chunk_ids}
     orphans = [cid for cid in present if cid not in listed]
     deleted = store.delete_chunks(orphans) if orphans else 0
@@ -267,32 +267,59 @@ def _crash_point() -> None:
             os.kill(os.getpid(), 9)
 
 
-def _write_plan(store: Store, plan: Plan, fingerprint: str, result: RunResult, tick: Callable[[], None]) -> None:
-    """Apply a plan: per document, chunks, then record, then what it replaces."""
-    for doc, chunks, old in plan.to_write:
-        report = store.write_chunks(chunks)
+# Chunks per write batch: a few bulk requests, bounded memory. Tests make it small to get
+# many crash points in a small corpus.
+BATCH_CHUNKS = int(os.environ.get("INGEST_WRITE_BATCH_CHUNKS", "2000") or 2000)
+
+
+def _batches(plan: Plan) -> Iterable[list[tuple[SourceDocument, list[Chunk], DocumentRecord | None]]]:
+    batch: list = []
+    size = 0
+    for item in plan.to_write:
+        batch.append(item)
+        size += len(item[1])
+        if size >= BATCH_CHUNKS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _write_plan(store: Store, plan: Plan, fingerprint: str, result: RunResult, tick: Callable[[int], None]) -> None:
+    """Apply a plan batch by batch: chunks, then records, then what they replace.
+
+    A document with a refused chunk gets no record: it stays absent (or as it was), never
+    half-live; its written chunks are removed again.
+    """
+    for batch in _batches(plan):
+        report = store.write_chunks(c for _, chunks, _ in batch for c in chunks)
         _crash_point()
         result.written += report.written
-        if report.errors:
-            # A document with a refused chunk gets no record: it stays absent (or old), never half-live.
-            result.errors.extend(report.errors)
-            store.delete_chunks(c.chunk_id for c in chunks if old is None or c.chunk_id not in old.chunk_ids)
-            tick()
-            continue
-        store.put_document(record_for(doc, chunks, fingerprint))
+        refused = {e.id for e in report.errors}
+        result.errors.extend(report.errors)
+        records, stale, undo = [], [], []
+        for doc, chunks, old in batch:
+            ids = [c.chunk_id for c in chunks]
+            if refused.intersection(ids):
+                undo += [cid for cid in ids if old is None or cid not in old.chunk_ids]
+                continue
+            records.append(record_for(doc, chunks, fingerprint))
+            if old is not None:
+                stale += sorted(set(old.chunk_ids) - set(ids))
+        if undo:
+            store.delete_chunks(undo)
+        store.put_documents(records)
         _crash_point()
-        if old is not None:
-            stale = set(old.chunk_ids) - {c.chunk_id for c in chunks}
-            if stale:
-                result.deleted += store.delete_chunks(sorted(stale))
-                _crash_point()
-        tick()
-    for old in plan.to_remove:
-        store.delete_document(old.doc_id, old.version)
+        if stale:
+            result.deleted += store.delete_chunks(stale)
+            _crash_point()
+        tick(len(batch))
+    if plan.to_remove:
+        store.delete_documents([old.key for old in plan.to_remove])
         _crash_point()
-        result.deleted += store.delete_chunks(old.chunk_ids)
+        result.deleted += store.delete_chunks([cid for old in plan.to_remove for cid in old.chunk_ids])
         _crash_point()
-        tick()
+        tick(len(plan.to_remove))
 
 
 def run(
@@ -331,9 +358,9 @@ def run(
             old_keys = {r.key: r for r in store.documents()}
             done = 0
 
-            def tick() -> None:
+            def tick(n: int) -> None:
                 nonlocal done
-                done += 1
+                done += n
                 if progress:
                     progress(done, len(plan.to_write))
 
@@ -352,9 +379,9 @@ def run(
             steps = len(plan.to_write) + len(plan.to_remove)
             done = 0
 
-            def tick() -> None:
+            def tick(n: int) -> None:
                 nonlocal done
-                done += 1
+                done += n
                 if progress:
                     progress(done, steps)
 

@@ -3,11 +3,12 @@
 The pipeline and the CLI talk only to this. Both stores must give the same records,
 the same counts and the same filter results for the same calls; only scores differ.
 
-Write order used by the pipeline for one document version (so that a crash at any
-point leaves something ``repair`` can finish or roll back):
+Write order used by the pipeline for each batch of document versions (so that a crash
+at any point leaves something ``repair`` can finish or roll back):
   1. ``write_chunks`` (new chunks; harmless orphans until their record exists)
-  2. ``put_document`` (the record, listing its chunk IDs, makes them live)
-  3. ``delete_document`` / ``delete_chunks`` for what the new state replaces.
+  2. ``put_documents`` (the records, listing their chunk IDs, make them live)
+  3. ``delete_chunks`` for what the new records replace; then, for versions that left
+     the folder, ``delete_documents`` and their ``delete_chunks``.
 """
 
 from __future__ import annotations
@@ -84,8 +85,14 @@ class Store(Protocol):
 
     def put_document(self, record: DocumentRecord) -> None: ...
 
+    def put_documents(self, records: Iterable[DocumentRecord]) -> None:
+        """Many records at once (one bulk request per few MB)."""
+
     def delete_document(self, doc_id: str, version: str) -> None:
         """Delete the record (not its chunks: see delete_chunks)."""
+
+    def delete_documents(self, keys: Iterable[str]) -> None:
+        """Delete records by ``doc_id@version`` (not their chunks)."""
 
     # --- chunks ----------------------------------------------------------
     def write_chunks(self, chunks: Iterable[Chunk]) -> WriteReport: ...

@@ -505,17 +505,28 @@ class ElasticsearchStore:
         return [DocumentRecord.from_json(hit["_source"]) for hit in hits]
 
     def put_document(self, record: DocumentRecord) -> None:
+        self.put_documents([record])
+
+    def put_documents(self, records: Iterable[DocumentRecord]) -> None:
+        """Many records in bounded bulk requests (a refused one raises: records are ours, not input)."""
         self.ensure_layout()
         assert self._documents_index is not None
         index = self._documents_index
-        self._call(lambda: self.es.index(index=index, id=record.key, document=record.to_json()))
-        self._dirty.add(index)
+        actions = [{"_op_type": "index", "_index": index, "_id": r.key, "_source": r.to_json()} for r in records]
+        _, errors = self._bulk(actions)
+        if errors:
+            raise StoreError(f"Elasticsearch at {self.name}: document record {errors[0].id} refused: {errors[0].reason}")
 
     def delete_document(self, doc_id: str, version: str) -> None:
+        self.delete_documents([f"{doc_id}@{version}"])
+
+    def delete_documents(self, keys: Iterable[str]) -> None:
         self.ensure_layout()
         index = self._documents_index
-        self._call(lambda: self.es.delete(index=index, id=f"{doc_id}@{version}"), missing=None)
-        self._dirty.add(index)
+        actions = [{"_op_type": "delete", "_index": index, "_id": key} for key in keys]
+        _, errors = self._bulk(actions)
+        if errors:
+            raise StoreError(f"Elasticsearch at {self.name}: deleting record {errors[0].id} failed: {errors[0].reason}")
 
     # --- chunks ------------------------------------------------------------------------------
     def chunk_source(self, chunk: Chunk) -> dict[str, Any]:
@@ -558,12 +569,23 @@ class ElasticsearchStore:
         return deleted
 
     def _locate(self, chunk_ids: list[str]) -> list[tuple[str, str]]:
-        """(chunk_id, concrete index) of every stored copy of these IDs."""
+        """(chunk_id, concrete index) of every stored copy of these IDs.
+
+        A multi-get over every label index: real-time (it sees writes not yet refreshed),
+        so a run never has to refresh between its own writes.
+        """
         if not chunk_ids:
             return []
-        body = {"query": {"ids": {"values": chunk_ids}}, "_source": False, "size": len(chunk_ids) * 2}
-        hits = self._search(self._chunks_read_target(), body)
-        return [(hit["_id"], hit["_index"]) for hit in hits]
+        label_index = self._label_index if self._label_index is not None else self._call(self._live_layout)[0]
+        indices = sorted(set(label_index.values()))
+        if not indices:
+            return []
+        docs = [{"_index": index, "_id": cid} for cid in chunk_ids for index in indices]
+        found: list[tuple[str, str]] = []
+        for batch in _batches(docs, IDS_BATCH * 3):
+            resp = self._call(lambda: self.es.mget(docs=batch, source=False).body)
+            found += [(d["_id"], d["_index"]) for d in resp["docs"] if d.get("found")]
+        return found
 
     def get_chunk(self, id_or_prefix: str) -> Chunk:
         wanted = id_or_prefix.strip().lower()

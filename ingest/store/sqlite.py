@@ -229,17 +229,26 @@ class SQLiteStore:
         return out
 
     def put_document(self, record: DocumentRecord) -> None:
-        data = record.to_json()
-        values = [json.dumps(data[c]) if c in ("tags", "chunk_ids") else data[c] for c in DOC_COLUMNS]
+        self.put_documents([record])
+
+    def put_documents(self, records: Iterable[DocumentRecord]) -> None:
+        rows = []
+        for record in records:
+            data = record.to_json()
+            rows.append([json.dumps(data[c]) if c in ("tags", "chunk_ids") else data[c] for c in DOC_COLUMNS])
         with self._transaction() as conn:
-            conn.execute(
+            conn.executemany(
                 f"INSERT OR REPLACE INTO documents ({', '.join(DOC_COLUMNS)}) VALUES ({', '.join('?' * len(DOC_COLUMNS))})",
-                values,
+                rows,
             )
 
     def delete_document(self, doc_id: str, version: str) -> None:
+        self.delete_documents([f"{doc_id}@{version}"])
+
+    def delete_documents(self, keys: Iterable[str]) -> None:
+        pairs = [tuple(key.rsplit("@", 1)) for key in keys]
         with self._transaction() as conn:
-            conn.execute("DELETE FROM documents WHERE doc_id = ? AND version = ?", (doc_id, version))
+            conn.executemany("DELETE FROM documents WHERE doc_id = ? AND version = ?", pairs)
 
     # --- chunks ----------------------------------------------------------
     def write_chunks(self, chunks: Iterable[Chunk]) -> WriteReport:
