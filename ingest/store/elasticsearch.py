@@ -250,6 +250,10 @@ class ElasticsearchStore:
     def check(self) -> None:
         try:
             self.es.options(request_timeout=5, max_retries=0).cluster.health()
+        except AuthorizationException:
+            # Answered and authenticated: credentials that may read a role alias only (the
+            # real-world reader) lack the cluster privilege `monitor`; what they may read decides.
+            return
         except Exception as exc:  # noqa: BLE001 - every failure becomes one clear message
             raise self._unavailable(exc) from None
 
@@ -351,6 +355,10 @@ class ElasticsearchStore:
             raise StoreError("lock() is taken on the live store, not inside full_rebuild()")
         self._call(self._ensure_meta_index)
         held = self._acquire(owner, wait_s)
+        # A run killed before its writes were refreshed left them acknowledged but not yet
+        # searchable. Refresh everything now, so this run's repair and plan read one
+        # consistent state (else it could see a record without its chunks, or the reverse).
+        self._call(lambda: self.es.indices.refresh(index=f"{self.all_alias},{self.documents_alias}", ignore_unavailable=True, allow_no_indices=True), missing=None)
         stop = threading.Event()
         keeper = threading.Thread(target=self._keep_lock, args=(owner, held, stop), daemon=True)
         keeper.start()
@@ -678,12 +686,26 @@ class ElasticsearchStore:
 
     # --- run metadata ----------------------------------------------------------------------
     def get_meta(self) -> dict[str, str]:
-        found = self._call(lambda: self.es.get(index=self.meta_index, id=META_ID), missing=None)
+        """The run metadata; none when these credentials may not read the meta index (a reader
+        restricted to role aliases): `search` then takes the default roles, and the role alias it
+        reads still decides what can be found."""
+        return self._stored_meta(forbidden_is_empty=True)
+
+    def _stored_meta(self, forbidden_is_empty: bool = False) -> dict[str, str]:
+        def read() -> Any:
+            try:
+                return self.es.get(index=self.meta_index, id=META_ID)
+            except AuthorizationException:
+                if forbidden_is_empty:
+                    return None
+                raise
+
+        found = self._call(read, missing=None)
         return dict(found["_source"].get("values") or {}) if found else {}
 
     def set_meta(self, values: dict[str, str]) -> None:
         self._call(self._ensure_meta_index)
-        merged = {**self.get_meta(), **{k: str(v) for k, v in values.items()}}
+        merged = {**self._stored_meta(), **{k: str(v) for k, v in values.items()}}
         self._call(lambda: self.es.index(index=self.meta_index, id=META_ID, document={"values": merged}, refresh=True))
 
     # --- transport -------------------------------------------------------------------------
