@@ -13,6 +13,7 @@ the record, then whatever the new state replaces.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import socket
 import time
@@ -356,16 +357,8 @@ def run(
             plan = plan_sync(scan, [], chunking, full=True)
             result = RunResult(store.name, plan, scan.seen, defaulted_access=scan.defaulted_access)
             old_keys = {r.key: r for r in store.documents()}
-            done = 0
-
-            def tick(n: int) -> None:
-                nonlocal done
-                done += n
-                if progress:
-                    progress(done, len(plan.to_write))
-
             with store.full_rebuild() as fresh:
-                _write_plan(fresh, plan, fingerprint, result, tick)
+                _write_plan(fresh, plan, fingerprint, result, _ticker(progress, len(plan.to_write)))
                 fresh.set_meta(_meta(settings, chunking))
             rebuilt = {doc.meta.key for doc, _, _ in plan.to_write}
             for key, old in old_keys.items():
@@ -377,26 +370,32 @@ def run(
             plan = plan_sync(scan, store.documents(), chunking, accept_edits=accept_edits)
             result = RunResult(store.name, plan, scan.seen, repaired=repaired, defaulted_access=scan.defaulted_access)
             steps = len(plan.to_write) + len(plan.to_remove)
-            done = 0
-
-            def tick(n: int) -> None:
-                nonlocal done
-                done += n
-                if progress:
-                    progress(done, steps)
-
-            _write_plan(store, plan, fingerprint, result, tick)
-            if steps or not store.get_meta():
-                store.set_meta(_meta(settings, chunking))
+            _write_plan(store, plan, fingerprint, result, _ticker(progress, steps))
+            meta = _meta(settings, chunking)
+            stored_meta = store.get_meta()
+            if steps or any(stored_meta.get(k) != v for k, v in meta.items() if k != "built_at"):
+                store.set_meta(meta)
             store.refresh()
         result.total = store.counts()["totals"]["chunks"]
     result.elapsed_s = time.perf_counter() - started
     return result
 
 
-def _meta(settings: Settings, chunking: ChunkSettings) -> dict[str, str]:
-    import json
+def _ticker(progress: Callable[[int, int], None] | None, total: int) -> Callable[[int], None]:
+    """A counter that reports (done, total) to a progress callback as writes finish."""
+    done = 0
 
+    def tick(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress(done, total)
+
+    return tick
+
+
+def _meta(settings: Settings, chunking: ChunkSettings) -> dict[str, str]:
+    """What the store records about how it was built (and the roles `search` reads back)."""
     return {
         "chunker": chunking.chunker,
         "size": str(chunking.size),
@@ -410,8 +409,6 @@ def _meta(settings: Settings, chunking: ChunkSettings) -> dict[str, str]:
 
 def roles_from_meta(meta: dict[str, str], fallback: Settings) -> dict[str, tuple[str, ...]]:
     """The roles the index was built with (so `search` needs no corpus), else the defaults."""
-    import json
-
     if "roles" in meta:
         return {r: tuple(ls) for r, ls in json.loads(meta["roles"]).items()}
     return dict(fallback.roles)
