@@ -146,3 +146,21 @@ def test_full_rebuild_under_searches_never_fails_and_moves_aliases_once(tmp_path
     assert not any(es.indices.exists(index=name) for name in before)
     data = json.loads(subprocess.run(cli + ["run", str(corpus), *args], capture_output=True, text=True).stdout)
     assert data["chunks"]["written"] == 0
+
+
+from hypothesis import HealthCheck, given, settings as hsettings, strategies as st  # noqa: E402
+
+WORDS = sorted({w.lower() for p in (CORPUS / "documents").rglob("*.md") for w in p.read_text(encoding="utf-8").split() if w.isalpha() and len(w) > 3})
+
+
+@hsettings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_random_queries_on_elasticsearch_never_leak_and_respect_as_of(es_sample, data):
+    words = data.draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6))
+    day = data.draw(st.dates(min_value=date(2022, 1, 1), max_value=date(2028, 12, 31)))
+    for role in ("public", "partner"):
+        for hit in es_sample.search(" ".join(words), SETTINGS.roles[role], day, top=20, role=role):
+            c = hit.chunk
+            assert c.access in SETTINGS.roles[role]
+            assert c.effective_from is None or c.effective_from <= day.isoformat()
+            assert c.effective_to is None or c.effective_to >= day.isoformat()
