@@ -13,12 +13,14 @@ def make_chunk(
     access: str = "public",
     effective_from: str | None = None,
     effective_to: str | None = None,
-    section: str = "Intro",
-    title: str = "A Title",
+    section: str = "Overview",
+    title: str | None = None,
     start: int | None = None,
     pages: tuple[int, ...] = (),
     status: str = "current",
 ) -> Chunk:
+    """A chunk as a store holds it; the title defaults to the doc_id in words."""
+    title = title or doc_id.replace("-", " ").title()
     start = position * 1000 if start is None else start
     end = start + len(text)
     return Chunk(
@@ -40,7 +42,7 @@ def make_chunk(
         effective_to=effective_to,
         status=status,
         superseded_by=None,
-        tags=("t",),
+        tags=("policy",),
         source=f"documents/{doc_id}.md",
         source_sha256="0" * 64,
         chunker="structure:200",

@@ -13,10 +13,11 @@ import pytest
 from elasticsearch import Elasticsearch, NotFoundError
 
 import ingest.store.elasticsearch as es_store
-from ingest.model import Chunk, DocumentRecord, chunk_id
+from ingest.model import chunk_id
 from ingest.settings import Settings
 from ingest.store.base import AmbiguousPrefix, ChunkNotFound, StoreLocked, StoreUnavailable
 from ingest.store.elasticsearch import ElasticsearchStore
+from tests import helpers
 
 pytestmark = pytest.mark.elasticsearch
 
@@ -24,65 +25,8 @@ ALL = ("public", "partner", "staff")
 DAY = date(2026, 3, 1)
 
 
-def make_chunk(
-    doc_id: str,
-    version: str,
-    position: int,
-    text: str,
-    *,
-    access: str = "public",
-    title: str | None = None,
-    section: str = "Overview",
-    effective_from: str | None = None,
-    effective_to: str | None = None,
-    pages: tuple[int, ...] = (),
-) -> Chunk:
-    start = position * 1000
-    end = start + len(text)
-    return Chunk(
-        chunk_id=chunk_id(doc_id, version, start, end),
-        doc_id=doc_id,
-        version=version,
-        title=title or f"{doc_id.replace('-', ' ').title()}",
-        section=section,
-        sections=(section,),
-        heading_path=(title or doc_id, section),
-        position=position,
-        start=start,
-        end=end,
-        pages=pages,
-        text=text,
-        word_count=len(text.split()),
-        access=access,
-        effective_from=effective_from,
-        effective_to=effective_to,
-        status="current",
-        superseded_by=None,
-        tags=("policy",),
-        source=f"documents/{doc_id}.md",
-        source_sha256="0" * 64,
-        chunker="structure:200",
-    )
-
-
-def record_for(chunks: list[Chunk], fmt: str = "markdown") -> DocumentRecord:
-    first = chunks[0]
-    return DocumentRecord(
-        doc_id=first.doc_id,
-        version=first.version,
-        title=first.title,
-        source=first.source,
-        source_sha256=first.source_sha256,
-        format=fmt,
-        access=first.access,
-        status=first.status,
-        effective_from=first.effective_from,
-        effective_to=first.effective_to,
-        superseded_by=None,
-        tags=first.tags,
-        settings_fingerprint="structure:200|parser:1",
-        chunk_ids=tuple(c.chunk_id for c in chunks),
-    )
+make_chunk = helpers.make_chunk
+record_for = helpers.make_record
 
 
 WARRANTY = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ingest.store.base import Store, StoreError, StoreUnavailable
+from ingest.store.base import Store, StoreError
 
 DEFAULT_SQLITE = ".ingest/index.sqlite"
 
