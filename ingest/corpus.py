@@ -9,10 +9,12 @@ last, over the documents that passed their own checks.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Container, Mapping
+from typing import Any, Callable, Container, Iterator, Mapping
 
 from ingest.metadata import (
     INVENTORY,
@@ -108,6 +110,51 @@ def discover(root: Path) -> list[Path]:
     return sorted(found, key=lambda path: path.relative_to(root).as_posix())
 
 
+PARALLEL_MIN_FILES = 64  # below this, starting worker processes costs more than it saves
+
+
+def _workers() -> int:
+    """Worker processes for parsing: INGEST_WORKERS, else one per core (at most 8)."""
+    configured = os.environ.get("INGEST_WORKERS", "").strip()
+    if configured.isdigit():
+        return max(1, int(configured))
+    return min(os.cpu_count() or 1, 8)
+
+
+def _check_files(
+    paths: list[Path], root: Path, inventory: Mapping[str, dict], settings: Settings, skip_body: Container[str]
+) -> Iterator[_FileResult]:
+    """Every file's result, in the order of ``paths``; parsed in worker processes when it pays.
+
+    Parsing is a pure function of the bytes, so it spreads over cores without changing a
+    result. Workers are spawned (not forked: the caller may hold threads and locks).
+    """
+    workers = _workers()
+    if workers < 2 or len(paths) < PARALLEL_MIN_FILES:
+        for path in paths:
+            yield _check_file(path, root, inventory, settings, skip_body)
+        return
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_init_worker,
+        initargs=(root, dict(inventory), settings, frozenset(skip_body)),
+    ) as pool:
+        yield from pool.map(_check_in_worker, paths, chunksize=16)
+
+
+_worker_args: tuple = ()
+
+
+def _init_worker(root: Path, inventory: dict, settings: Settings, skip_body: frozenset[str]) -> None:
+    global _worker_args
+    _worker_args = (root, inventory, settings, skip_body)
+
+
+def _check_in_worker(path: Path) -> "_FileResult":
+    root, inventory, settings, skip_body = _worker_args
+    return _check_file(path, root, inventory, settings, skip_body)
+
+
 @dataclass(frozen=True)
 class _FileResult:
     source: str
@@ -182,12 +229,13 @@ def scan_corpus(
     inventory, inventory_problems = _load_inventory(root)
     paths = discover(root)
     formats = {name: 0 for name in FORMATS}
-    results: list[_FileResult] = []
     for path in paths:
-        if on_file is not None:
-            on_file(path.relative_to(root).as_posix())
         formats[format_of(path.name)] += 1
-        results.append(_check_file(path, root, inventory, settings, skip_body))
+    results: list[_FileResult] = []
+    for result in _check_files(paths, root, inventory, settings, skip_body):
+        if on_file is not None:
+            on_file(result.source)
+        results.append(result)
 
     present = {path.relative_to(root / DOCUMENTS).as_posix() for path in paths}
     for name in sorted(set(inventory) - present):
