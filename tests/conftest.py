@@ -109,3 +109,47 @@ def make_es_store(es_url: str, es_prefix: str) -> Iterator[Callable[..., object]
             store.close()
         except Exception:  # noqa: BLE001 - a test may have closed it or deleted its indices
             pass
+
+
+# --- a second node with security enabled (access tests with restricted credentials) ----------
+
+from dataclasses import dataclass  # noqa: E402 - appended section
+
+SECURE_USER = "elastic"
+SECURE_DEFAULT_PASSWORD = "ingest-test-password"  # scripts/elasticsearch-local's default
+HOW_TO_ENABLE_SECURE = (
+    "no secured Elasticsearch for tests: set INGEST_TEST_ES_SECURE_URL (e.g. export "
+    "INGEST_TEST_ES_SECURE_URL=$(INGEST_ES_SECURITY=1 scripts/elasticsearch-local start)) and, when "
+    "not the default, INGEST_TEST_ES_SECURE_PASSWORD"
+)
+
+
+@dataclass(frozen=True)
+class SecureElasticsearch:
+    """A node with ``xpack.security.enabled: true`` and the superuser's credentials."""
+
+    url: str
+    username: str
+    password: str
+
+
+@pytest.fixture(scope="session")
+def es_secure() -> SecureElasticsearch:
+    """The secured node of this session (INGEST_TEST_ES_SECURE_URL), else skipped (or failed
+    under INGEST_REQUIRE_ES=1)."""
+    url = os.environ.get("INGEST_TEST_ES_SECURE_URL")
+    if not url:
+        _no_elasticsearch(HOW_TO_ENABLE_SECURE)
+    node = SecureElasticsearch(
+        url.rstrip("/"), SECURE_USER, os.environ.get("INGEST_TEST_ES_SECURE_PASSWORD") or SECURE_DEFAULT_PASSWORD
+    )
+    from elasticsearch import Elasticsearch
+
+    client = Elasticsearch(node.url, basic_auth=(node.username, node.password), request_timeout=5, max_retries=0)
+    try:
+        client.cluster.health(wait_for_status="yellow", timeout="30s")
+    except Exception as exc:  # noqa: BLE001
+        _no_elasticsearch(f"INGEST_TEST_ES_SECURE_URL={url} does not answer as {SECURE_USER}: {exc}")
+    finally:
+        client.close()
+    return node
