@@ -130,7 +130,8 @@ def _check_files(
     result. Workers are spawned (not forked: the caller may hold threads and locks).
     """
     workers = _workers()
-    if workers < 2 or len(paths) < PARALLEL_MIN_FILES:
+    # Files whose bytes are already stored only have their metadata read: cheap, not worth a worker.
+    if workers < 2 or len(paths) - len(skip_body) < PARALLEL_MIN_FILES:
         for path in paths:
             yield _check_file(path, root, inventory, settings, skip_body)
         return
