@@ -20,7 +20,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ingest import __version__
-from ingest.model import UnreadableFile
+from ingest.model import MIN_PREFIX, UnreadableFile
 from ingest.settings import ChunkSettings, Settings, SettingsError, check_chunking, load_settings
 
 app = typer.Typer(
@@ -61,8 +61,9 @@ def _json_default(value: Any) -> Any:
 @contextmanager
 def handled(as_json: bool) -> Iterator[None]:
     """Turn the library's exceptions into one clear line and the SPEC's exit code."""
+    from ingest.corpus import CorpusError
     from ingest.evaluate import QuestionsError
-    from ingest.store.base import AmbiguousPrefix, ChunkNotFound, StoreError, StoreLocked, StoreUnavailable
+    from ingest.store.base import AmbiguousPrefix, ChunkNotFound, StoreConfigError, StoreError, StoreLocked, StoreUnavailable
 
     code, message = None, None
     try:
@@ -71,7 +72,7 @@ def handled(as_json: bool) -> Iterator[None]:
         code, message = exc.code, exc.message
     except StoreUnavailable as exc:
         code, message = UNREACHABLE, str(exc)
-    except (SettingsError, QuestionsError, StoreLocked, AmbiguousPrefix) as exc:
+    except (SettingsError, QuestionsError, CorpusError, StoreConfigError, StoreLocked, AmbiguousPrefix) as exc:
         code, message = USAGE, str(exc)
     except ChunkNotFound as exc:
         code, message = FAILED, str(exc)
@@ -97,10 +98,11 @@ def progress_bar(enabled: bool, label: str) -> Iterator[Any]:
         yield bar
 
 
-def _open_store(store: Optional[str], index_prefix: Optional[str], settings: Settings | None = None):
+def _open_store(store: Optional[str], index_prefix: Optional[str], settings: Settings | None = None, *, create: bool = True):
+    """``create=False`` for commands that only read: a mistyped SQLite path is an error, not a new empty index."""
     from ingest.store import open_store
 
-    return open_store(store, index_prefix, settings=settings)
+    return open_store(store, index_prefix, settings=settings, create=create)
 
 
 def _corpus_dir(corpus: Path) -> Path:
@@ -114,9 +116,12 @@ def _corpus_dir(corpus: Path) -> Path:
 def _labels_for(store, role: str) -> tuple[str, ...]:
     from ingest.pipeline import roles_from_meta
 
-    roles = roles_from_meta(store.get_meta(), Settings())
+    meta = store.get_meta()
+    roles = roles_from_meta(meta, Settings())
     if role not in roles:
-        raise CommandError(USAGE, f"unknown role {role!r}; roles in this index: {', '.join(sorted(roles))}")
+        known = f"{'roles in this index' if 'roles' in meta else 'default roles'}: {', '.join(sorted(roles))}"
+        hint = " (the default; pass --role)" if role == "public" else ""
+        raise CommandError(USAGE, f"unknown role {role!r}{hint}; {known}")
     return roles[role]
 
 
@@ -155,6 +160,8 @@ def parse(
     from ingest.parse import format_of, parse_file
 
     with handled(as_json):
+        if not file.is_file():
+            raise CommandError(USAGE, f"{file}: no such file")
         if format_of(file) is None:
             raise CommandError(USAGE, f"{file}: unsupported file type (use .md .markdown .html .htm .txt .pdf)")
         try:
@@ -250,7 +257,11 @@ def run(
         corpus = _corpus_dir(corpus)
         settings = load_settings(corpus)
         base = settings.chunking
-        chunking = ChunkSettings(chunker or base.chunker, size or base.size, base.overlap if overlap is None else overlap)
+        chunking = ChunkSettings(
+            chunker or base.chunker,
+            base.size if size is None else size,
+            base.overlap if overlap is None else overlap,
+        )
         check_chunking(chunking, "options")
         target = _open_store(store, index_prefix, settings)
         try:
@@ -323,7 +334,7 @@ def search(
     """BM25 search with the role's access and the as-of date applied inside the store."""
     with handled(as_json):
         day = _as_of(as_of)
-        target = _open_store(store, index_prefix)
+        target = _open_store(store, index_prefix, create=False)
         try:
             target.check()
             labels = _labels_for(target, role)
@@ -343,6 +354,10 @@ def search(
             pages = f"  pages {c.pages[0]}-{c.pages[-1]}" if c.pages else ""
             out.print(f"[bold]{n}. {c.short_id}[/bold]  {escape(c.title)}  v{escape(c.version)}  § {escape(c.section or '-')}{pages}  score {hit.score:.2f}")
             out.print(f"   {escape(_snippet(c.text))}")
+
+
+def _listing(values: list[str], most: int = 10) -> str:
+    return ", ".join(values[:most]) + (f", … ({len(values) - most} more)" if len(values) > most else "")
 
 
 def _snippet(text: str, width: int = 240) -> str:
@@ -368,7 +383,7 @@ def chunks(
 ) -> None:
     """A document's chunks in order: short_id vV #pos chars S-E pages P | N words | section."""
     with handled(as_json):
-        target = _open_store(store, index_prefix)
+        target = _open_store(store, index_prefix, create=False)
         try:
             target.check()
             found = target.document_chunks(doc_id, version)
@@ -393,7 +408,9 @@ def show(
 ) -> None:
     """The full record of a chunk and its citation; --context N adds its neighbours."""
     with handled(as_json):
-        target = _open_store(store, index_prefix)
+        if len(chunk_id.strip()) < MIN_PREFIX or not all(ch in "0123456789abcdefABCDEF" for ch in chunk_id.strip()):
+            raise CommandError(USAGE, f"{chunk_id!r} is not a chunk ID: give the ID or a prefix of {MIN_PREFIX}+ hex characters")
+        target = _open_store(store, index_prefix, create=False)
         try:
             target.check()
             chunk = target.get_chunk(chunk_id)
@@ -434,7 +451,7 @@ def verify(
     with handled(as_json):
         corpus = _corpus_dir(corpus)
         settings = load_settings(corpus)
-        target = _open_store(store, index_prefix, settings)
+        target = _open_store(store, index_prefix, settings, create=False)
         try:
             result = pipeline.verify(corpus, target, settings)
         finally:
@@ -447,7 +464,13 @@ def verify(
             for name in ("untraceable", "missing_in_store", "stale_in_store", "orphan_chunks", "incomplete_documents"):
                 values = data[name]
                 mark = "[green]✓[/green]" if not values else "[red]✗[/red]"
-                out.print(f"{mark} {name.replace('_', ' ')}: {len(values)}" + (f"  {escape(', '.join(values[:10]))}" if values else ""))
+                out.print(f"{mark} {name.replace('_', ' ')}: {len(values)}" + (f"  {escape(_listing(values))}" if values else ""))
+            if result.edited_in_folder:
+                out.print(
+                    f"[yellow]![/yellow] edited in the folder without a version bump: {len(result.edited_in_folder)}  "
+                    f"{escape(_listing(result.edited_in_folder))}\n"
+                    "  (the store keeps citing the bytes it indexed; bump the version, or `ingest run --accept-edits`)"
+                )
             if result.problems:
                 out.print(f"(rejected documents in the folder, not checked: {len(result.problems)})")
         if not result.ok:
@@ -467,7 +490,7 @@ def eval_(
 
     with handled(as_json):
         qs = load_questions(questions)
-        target = _open_store(store, index_prefix)
+        target = _open_store(store, index_prefix, create=False)
         try:
             target.check()
             roles_labels = {}
@@ -486,7 +509,11 @@ def eval_(
         if as_json:
             emit_json(result.to_json())
         else:
-            out.print(f"questions: {result.questions}   hit@{top}: {result.hit_at_k:.3f}   MRR: {result.mrr:.3f}")
+            scored = result.questions - result.no_answer
+            out.print(
+                f"questions: {result.questions}   hit@{top}: {result.hit_at_k:.3f}   MRR: {result.mrr:.3f}"
+                f"   (over the {scored} with relevant passages; no-answer ones count per category only)"
+            )
             for cat, values in result.by_category.items():
                 out.print(f"  {cat:<14} {values['questions']:>3} questions   hit@{top} {values['hit_at_k']:.3f}")
             out.print(f"missed: {', '.join(result.missed) or '-'}")
@@ -507,7 +534,7 @@ def stats(
 ) -> None:
     """Counts in the store by access, status, format and version."""
     with handled(as_json):
-        target = _open_store(store, index_prefix)
+        target = _open_store(store, index_prefix, create=False)
         try:
             target.check()
             counts = target.counts()
@@ -515,14 +542,15 @@ def stats(
         finally:
             target.close()
         if as_json:
-            emit_json({"store": target.name, **counts, "meta": meta})
+            decoded = {k: (json.loads(v) if k in ("labels", "roles") else v) for k, v in meta.items()}
+            emit_json({"store": target.name, **counts, "meta": decoded})
             return
         totals = counts.pop("totals")
         out.print(f"store: {escape(target.name)}   documents: {totals['documents']}   chunks: {totals['chunks']}")
         if meta:
             out.print(f"built {meta.get('built_at', '?')} with chunker {meta.get('chunker')} size {meta.get('size')}, parser v{meta.get('parser_version')}")
         for field, values in counts.items():
-            out.print(f"{field}: " + (", ".join(f"{k} {v}" for k, v in values.items()) or "-"))
+            out.print(f"chunks by {field}: " + (", ".join(f"{k} {v}" for k, v in values.items()) or "-"))
 
 
 if __name__ == "__main__":  # pragma: no cover

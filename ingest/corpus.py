@@ -228,6 +228,10 @@ def scan_corpus(
     if not (root / DOCUMENTS).is_dir():
         raise CorpusError(f"{root}: no {DOCUMENTS}/ folder; a corpus holds its files under {root / DOCUMENTS}")
     inventory, inventory_problems = _load_inventory(root)
+    if inventory_problems:
+        # Checking documents without the fields the inventory gives could index a guess
+        # (a defaulted access label for a confidential file): stop, as for a bad ingest.toml.
+        raise CorpusError("; ".join(inventory_problems) + " (fix inventory.yaml: nothing was checked or written)")
     paths = discover(root)
     formats = {name: 0 for name in FORMATS}
     for path in paths:

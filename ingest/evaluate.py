@@ -9,6 +9,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import yaml
 
+from ingest import safe_yaml
 from ingest.model import Hit
 
 
@@ -36,8 +37,10 @@ class Question:
 
 def load_questions(path: Path) -> list[Question]:
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        data = safe_yaml.load(Path(path).read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise QuestionsError(f"{path}: not valid YAML: {safe_yaml.describe(exc)}") from None
+    except (OSError, UnicodeDecodeError) as exc:
         raise QuestionsError(f"{path}: cannot read questions: {exc}") from None
     if isinstance(data, Mapping) and "questions" in data:
         data = data["questions"]
@@ -56,11 +59,13 @@ def load_questions(path: Path) -> list[Question]:
             raise QuestionsError(f"{where}: duplicate id {qid!r}")
         seen.add(qid)
         as_of = item.get("as_of")
+        if as_of is not None and not isinstance(as_of, (str, date)):
+            raise QuestionsError(f"{where} ({qid}): as_of {as_of!r} is not a YYYY-MM-DD date")
         if isinstance(as_of, str):
             try:
                 as_of = date.fromisoformat(as_of)
             except ValueError:
-                raise QuestionsError(f"{where}: as_of {as_of!r} is not a YYYY-MM-DD date") from None
+                raise QuestionsError(f"{where} ({qid}): as_of {as_of!r} is not a YYYY-MM-DD date") from None
         relevant = []
         for rel in item.get("relevant") or []:
             if not isinstance(rel, Mapping) or "doc_id" not in rel:
@@ -99,7 +104,7 @@ class EvalResult:
     by_category: dict[str, dict[str, Any]]
     missed: list[str]
     leaks: list[dict[str, str]]
-    answered_no_answer: int = 0
+    no_answer: int = 0  # questions without relevant entries (not in hit@k or MRR)
     details: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -126,10 +131,15 @@ def evaluate(
     by_cat: dict[str, dict[str, Any]] = {}
     missed, leaks = [], []
     for q in questions:
+        try:
+            allowed = set(labels_for_role(q.role))
+        except Exception as exc:  # an unknown role: name the question that asked for it
+            raise QuestionsError(f"question {q.id}: {exc}") from None
         hits = search(q)[:k]
-        allowed = set(labels_for_role(q.role))
         for hit in hits:
-            if hit.chunk.doc_id in q.forbidden or hit.chunk.access not in allowed:
+            # A leak is a chunk above the role: a forbidden document the role may read is a
+            # wrong answer (below), not a leak.
+            if hit.chunk.access not in allowed:
                 leaks.append({"id": q.id, "chunk_id": hit.chunk.chunk_id, "doc_id": hit.chunk.doc_id})
         cat = by_cat.setdefault(q.category, {"questions": 0, "hits": 0})
         cat["questions"] += 1
@@ -159,4 +169,5 @@ def evaluate(
         by_category=dict(sorted(by_cat.items())),
         missed=missed,
         leaks=leaks,
+        no_answer=len(questions) - scored,
     )

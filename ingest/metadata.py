@@ -23,6 +23,8 @@ from typing import Any, Collection, Mapping
 
 import yaml
 
+from ingest import safe_yaml
+
 from ingest.model import DocumentMeta
 from ingest.settings import Settings
 
@@ -397,31 +399,6 @@ def cross_document_problems(
 # inventory.yaml
 
 
-def _expanded_size(node: yaml.Node, limit: int) -> int:
-    """Nodes a composed YAML graph expands to (aliases counted each time), stopping past limit."""
-    sizes: dict[int, int] = {}
-
-    def size(n: yaml.Node) -> int:
-        if id(n) in sizes:
-            return sizes[id(n)]
-        sizes[id(n)] = limit + 1  # a cycle counts as too big
-        total = 1
-        if isinstance(n, yaml.SequenceNode):
-            children = n.value
-        elif isinstance(n, yaml.MappingNode):
-            children = [part for pair in n.value for part in pair]
-        else:
-            children = []
-        for child in children:
-            total += size(child)
-            if total > limit:
-                break
-        sizes[id(n)] = min(total, limit + 1)
-        return sizes[id(n)]
-
-    return size(node)
-
-
 def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict], list[str]]:
     """Parse ``inventory.yaml``: path relative to ``documents/`` -> fields.
 
@@ -429,17 +406,13 @@ def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict],
     well-formed ones are kept so the rest of the corpus can still be checked.
     """
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = safe_yaml.load(text, max_aliases=MAX_INVENTORY_NODES, max_nodes=MAX_INVENTORY_NODES)
     except yaml.YAMLError as exc:
-        return {}, [f"{origin}: not valid YAML: {_yaml_error(exc)}"]
-    if node is None:
+        return {}, [f"{origin}: not valid YAML: {safe_yaml.describe(exc)}"]
+    except RecursionError:
+        return {}, [f"{origin}: not valid YAML: nested too deeply"]
+    if data is None:
         return {}, []
-    if _expanded_size(node, MAX_INVENTORY_NODES) > MAX_INVENTORY_NODES:
-        return {}, [f"{origin}: expands to more than {MAX_INVENTORY_NODES} YAML nodes (an alias bomb?)"]
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:  # constructor errors, e.g. an unhashable key
-        return {}, [f"{origin}: not valid YAML: {_yaml_error(exc)}"]
     if not isinstance(data, Mapping):
         return {}, [f"{origin}: not a mapping of file paths to fields: {show(data)}"]
     entries: dict[str, dict] = {}
@@ -457,5 +430,4 @@ def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict],
     return entries, problems
 
 
-def _yaml_error(exc: yaml.YAMLError) -> str:
-    return " ".join(str(exc).split())
+

@@ -172,6 +172,9 @@ def plan_sync(
         stale = len(set(old.chunk_ids) - {c.chunk_id for c in chunks}) if old else 0
         plan.items.append(PlannedDocument(action, key, doc.source, "; ".join(reasons), len(chunks), stale))
         plan.to_write.append((doc, chunks, old))
+    versions_present: dict[str, list[str]] = {}
+    for doc in scan.documents:
+        versions_present.setdefault(doc.meta.doc_id, []).append(doc.meta.version)
     for key, old in sorted(stored_by_key.items()):
         if key in present:
             continue
@@ -179,7 +182,9 @@ def plan_sync(
             # The file is still there but rejected this time: keep what the store holds
             # rather than drop a document over a metadata typo; the run exits 1.
             continue
-        plan.items.append(PlannedDocument("removed", key, old.source, "no longer in the folder", delete=old.chunk_count))
+        others = versions_present.get(old.doc_id)
+        reason = f"version {old.version} no longer in the folder" + (f" (it has {', '.join(sorted(others))})" if others else "")
+        plan.items.append(PlannedDocument("removed", key, old.source, reason, delete=old.chunk_count))
         plan.to_remove.append(old)
     return plan
 
@@ -348,7 +353,9 @@ def run(
         result = RunResult(store.name, plan, scan.seen, dry_run=True, defaulted_access=scan.defaulted_access)
         result.written = sum(i.write for i in plan.items)
         result.deleted = sum(i.delete for i in plan.items)
-        result.total = store.counts()["totals"]["chunks"] if not full else result.written
+        # Rewritten IDs (moves, metadata changes) replace themselves: only new IDs add up.
+        added = sum(len({c.chunk_id for c in chunks} - set(old.chunk_ids if old else ())) for _, chunks, old in plan.to_write)
+        result.total = result.written if full else store.counts()["totals"]["chunks"] - result.deleted + added
         result.elapsed_s = time.perf_counter() - started
         return result
 
@@ -361,10 +368,11 @@ def run(
                 _write_plan(fresh, plan, fingerprint, result, _ticker(progress, len(plan.to_write)))
                 fresh.set_meta(_meta(settings, chunking))
             rebuilt = {doc.meta.key for doc, _, _ in plan.to_write}
+            new_ids = {c.chunk_id for _, chunks, _ in plan.to_write for c in chunks}
+            result.deleted = sum(1 for old in old_keys.values() for cid in old.chunk_ids if cid not in new_ids)
             for key, old in old_keys.items():
                 if key not in rebuilt:
                     plan.items.append(PlannedDocument("removed", key, old.source, "not in the rebuilt index", delete=old.chunk_count))
-                    result.deleted += old.chunk_count
         else:
             repaired = repair(store)
             plan = plan_sync(scan, store.documents(), chunking, accept_edits=accept_edits)

@@ -67,7 +67,29 @@ def load_settings(corpus: Path | None) -> Settings:
     return settings_from_dict(data, origin=str(path))
 
 
+KNOWN_KEYS = {
+    "access": {"labels", "default"},
+    "roles": None,  # any role name
+    "metadata": {"required", "patterns"},
+    "chunking": {"chunker", "size", "overlap"},
+}
+
+
+def _check_known_keys(data: Mapping[str, Any], origin: str) -> None:
+    """A misspelt section ([acces]) must not silently fall back to the defaults."""
+    for section, value in data.items():
+        if section not in KNOWN_KEYS:
+            raise SettingsError(f"{origin}: unknown section [{section}]; known: {', '.join(sorted(KNOWN_KEYS))}")
+        if not isinstance(value, Mapping):
+            raise SettingsError(f"{origin}: [{section}] must be a table")
+        allowed = KNOWN_KEYS[section]
+        unknown = sorted(set(value) - allowed) if allowed is not None else []
+        if unknown:
+            raise SettingsError(f"{origin}: unknown key {section}.{unknown[0]}; known: {', '.join(sorted(allowed))}")
+
+
 def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> Settings:
+    _check_known_keys(data, origin)
     access = data.get("access", {}) or {}
     labels = tuple(access.get("labels", DEFAULT_LABELS))
     if not labels or not all(isinstance(x, str) and x for x in labels):

@@ -123,3 +123,57 @@ def test_validate_json_and_exit_codes(built, tmp_path):
     assert bad.exit_code == 1
     [problem] = json.loads(bad.stdout)["problems"]
     assert problem["source"] == "documents/broken.md" and len(problem["problems"]) == 2
+
+
+def test_more_usage_errors_exit_2_and_write_nothing(built, tmp_path):
+    corpus, store = built
+    before = json.loads(ingest("stats", "--store", store, "--json").stdout)["totals"]
+    assert ingest("run", corpus, "--chunker", "fixed", "--size", 0, "--store", store).exit_code == 2
+    assert ingest("run", corpus, "--store", "foo://x").exit_code == 2
+    assert ingest("show", "1234", "--store", store).exit_code == 2
+    assert ingest("parse", tmp_path / "nothere.md").exit_code == 2
+    (corpus / "ingest.toml").write_text('[acces]\nlabels = ["x"]\n')
+    result = ingest("run", corpus, "--store", store, "--json")
+    assert result.exit_code == 2 and "unknown section [acces]" in json.loads(result.stdout)["error"]
+    (corpus / "ingest.toml").unlink()
+    (corpus / "inventory.yaml").write_text("folder0/doc0.md: {access: staff\n")
+    result = ingest("run", corpus, "--store", store, "--json")
+    assert result.exit_code == 2 and json.loads(result.stdout)["error"].startswith("inventory.yaml: not valid YAML")
+    assert json.loads(ingest("stats", "--store", store, "--json").stdout)["totals"] == before
+
+
+def test_reading_a_store_that_does_not_exist_is_an_error_not_a_new_index(tmp_path):
+    missing = tmp_path / "typo.sqlite"
+    for args in (["search", "x"], ["stats"], ["chunks", "doc"], ["show", "0123456789ab"]):
+        result = ingest(*args, "--store", f"sqlite:///{missing}", "--json")
+        assert result.exit_code == 3, args
+        assert "no index here yet" in json.loads(result.stdout)["error"]
+    assert not missing.exists()
+
+
+def test_dry_run_projects_the_totals_the_run_then_reaches(built):
+    corpus, store = built
+    (corpus / "documents/folder1/doc1.md").unlink()
+    write_doc(corpus, "folder0/doc0.md", "doc-0", version="2", salt="a longer text " * 30)
+    plan = json.loads(ingest("run", corpus, "--dry-run", "--store", store, "--json").stdout)
+    done = json.loads(ingest("run", corpus, "--store", store, "--json").stdout)
+    assert plan["chunks"] == done["chunks"]
+    removed = {p["document"]: p["reason"] for p in done["plan"] if p["action"] == "removed"}
+    assert removed["doc-0@1"] == "version 1 no longer in the folder (it has 2)"
+    assert removed["doc-1@1"] == "version 1 no longer in the folder"
+
+
+def test_full_rebuild_counts_what_it_replaced(built):
+    corpus, store = built
+    total = json.loads(ingest("stats", "--store", store, "--json").stdout)["totals"]["chunks"]
+    data = json.loads(ingest("run", corpus, "--full", "--chunker", "fixed", "--size", 50, "--store", store, "--json").stdout)
+    assert data["chunks"]["deleted"] == total  # every old ID differs from the fixed-window IDs
+    assert data["chunks"]["total"] == data["chunks"]["written"]
+
+
+def test_verify_shows_a_file_edited_without_a_version_bump(built):
+    corpus, store = built
+    write_doc(corpus, "folder0/doc0.md", "doc-0", salt="edited quietly")
+    assert ingest("run", corpus, "--store", store).exit_code == 1
+    human = ingest("verify", corpus, "--store", store).stdout
+    assert "edited in the folder without a version bump: 1  doc-0@1" in human

@@ -42,7 +42,7 @@ def test_handbook_fixture_with_form_feed_pages() -> None:
 
 def test_front_matter_read_and_removed() -> None:
     doc = txt("---\ndoc_id: notes\nversion: 2\n---\nHello there.\n")
-    assert doc.metadata == {"doc_id": "notes", "version": 2}
+    assert doc.metadata == {"doc_id": "notes", "version": "2"}
     assert doc.text == "Hello there."
 
 

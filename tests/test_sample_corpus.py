@@ -156,3 +156,15 @@ def test_random_queries_never_leak_and_respect_as_of(built, vocabulary, data):
         assert c.effective_to is None or c.effective_to >= day.isoformat()
     for hit in built.search(" ".join(words), ("public", "partner"), day, top=20, role="partner"):
         assert hit.chunk.access in ("public", "partner")
+
+
+def test_a_forbidden_document_the_role_may_read_is_a_miss_not_a_leak(built):
+    from ingest.evaluate import Question
+
+    roles = load_settings(CORPUS).roles
+    question = Question("q", "warranty period months", "no-answer", role="public", forbidden=("warranty-policy",))
+    result = evaluate([question], lambda q: built.search(q.question, roles[q.role], None, top=5, role=q.role), lambda r: roles[r])
+    assert result.leaks == [] and result.missed == ["q"]
+    staff_doc = Question("s", "internal margin engine", "staff-only", role="public", forbidden=("pricing-margins",))
+    leaky = evaluate([staff_doc], lambda q: built.search(q.question, roles["staff"], None, top=5, role="staff"), lambda r: roles[r])
+    assert leaky.leaks and all(leak["id"] == "s" for leak in leaky.leaks)

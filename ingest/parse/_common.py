@@ -13,6 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import yaml
 
+from ingest import safe_yaml
 from ingest.model import Block, ParsedDocument, UnreadableFile
 
 BLOCK_SEPARATOR = "\n\n"
@@ -58,82 +59,6 @@ def normalise_newlines(text: str) -> str:
 _FENCE = re.compile(r"---[ \t]*")
 
 
-# libyaml's safe loader when PyYAML was built with it (10x faster on front matter), else Python's.
-_SafeBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _BombSafeLoader(_SafeBase):  # type: ignore[misc, valid-type]
-    """The safe loader, refusing documents whose aliases multiply ("billion laughs").
-
-    The node graph is composed first (aliases are shared nodes there, cheap), checked for
-    how many aliases it uses and how large it would expand, and only then constructed.
-    """
-
-    def construct_yaml_timestamp(self, node):  # type: ignore[override]
-        # An impossible date (2026-02-30) is the metadata check's "bad date", not a crash.
-        try:
-            return super().construct_yaml_timestamp(node)
-        except ValueError:
-            return self.construct_scalar(node)
-
-
-_BombSafeLoader.add_constructor("tag:yaml.org,2002:timestamp", _BombSafeLoader.construct_yaml_timestamp)
-
-
-def _load_yaml(source: str) -> Any:
-    loader = _BombSafeLoader(source)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        if _alias_count(node) > MAX_YAML_ALIASES:
-            raise yaml.YAMLError(f"more than {MAX_YAML_ALIASES} aliases")
-        if _expanded_size(node, {}) > MAX_YAML_NODES:
-            raise yaml.YAMLError(f"aliases expand to more than {MAX_YAML_NODES} nodes")
-        return loader.construct_document(node)
-    finally:
-        loader.dispose()
-
-
-def _alias_count(root: yaml.Node) -> int:
-    """How many times the graph reaches a node it has already reached: its aliases."""
-    seen: set[int] = set()
-    aliases = 0
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            aliases += 1
-            continue
-        seen.add(id(node))
-        if isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
-        elif isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                stack.extend((key, value))
-    return aliases
-
-
-def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
-    """Nodes the document would have with every alias copied out; a cycle counts as too many."""
-    known = sizes.get(id(node))
-    if known is not None:
-        if known < 0:
-            return MAX_YAML_NODES + 1  # an alias back into its own anchor
-        return known
-    sizes[id(node)] = -1
-    total = 1
-    if isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            total += _expanded_size(item, sizes)
-    elif isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            total += _expanded_size(key, sizes) + _expanded_size(value, sizes)
-    total = min(total, MAX_YAML_NODES + 1)
-    sizes[id(node)] = total
-    return total
-
-
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     """``(metadata, body)``: YAML between a first line ``---`` and the next ``---`` line.
 
@@ -155,15 +80,10 @@ def read_front_matter(source: str) -> dict[str, Any]:
     if len(source.encode("utf-8")) > MAX_FRONT_MATTER:
         raise UnreadableFile(f"front matter is larger than {MAX_FRONT_MATTER // 1024} KiB")
     try:
-        value = _load_yaml(source)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        # +2: the front matter starts on the file's second line, after the opening ---.
-        where = f" (line {mark.line + 2}, column {mark.column + 1} of the file)" if mark else ""
-        raise UnreadableFile(f"front matter is not valid YAML: {exc.problem or exc.context}{where}") from None
+        value = safe_yaml.load(source, max_aliases=MAX_YAML_ALIASES, max_nodes=MAX_YAML_NODES)
     except yaml.YAMLError as exc:
-        reason = " ".join(str(exc).split())
-        raise UnreadableFile(f"front matter is not valid YAML: {reason}") from None
+        # first_line 2: the front matter starts on the file's second line, after the opening ---.
+        raise UnreadableFile(f"front matter is not valid YAML: {safe_yaml.describe(exc, first_line=2)}") from None
     except RecursionError:
         raise UnreadableFile("front matter is not valid YAML: nested too deeply") from None
     if value is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ingest.store.base import Store, StoreError
+from ingest.store.base import Store, StoreConfigError
 
 DEFAULT_SQLITE = ".ingest/index.sqlite"
 
@@ -14,15 +14,17 @@ def resolve_store_url(store: str | None) -> str:
     return store or os.environ.get("INGEST_STORE") or f"sqlite:///{DEFAULT_SQLITE}"
 
 
-def open_store(store: str | None = None, index_prefix: str | None = None, settings=None) -> Store:
+def open_store(store: str | None = None, index_prefix: str | None = None, settings=None, create: bool = True) -> Store:
+    """The store a URL names. ``create=False``: an embedded store that does not exist yet is
+    an error on first use (for commands that only read), instead of a new empty file."""
     url = resolve_store_url(store)
     if url.startswith("sqlite:///"):
         from ingest.store.sqlite import SQLiteStore
 
-        return SQLiteStore(url[len("sqlite:///"):])
+        return SQLiteStore(url[len("sqlite:///"):], create=create)
     if url.startswith(("http://", "https://")):
         from ingest.store.elasticsearch import ElasticsearchStore
 
         prefix = index_prefix or os.environ.get("INGEST_INDEX_PREFIX") or "ingest"
         return ElasticsearchStore(url, prefix=prefix, settings=settings)
-    raise StoreError(f"unknown store {url!r}: use sqlite:///PATH or http(s)://host:9200")
+    raise StoreConfigError(f"unknown store {url!r}: use sqlite:///PATH or http(s)://host:9200")

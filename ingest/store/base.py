@@ -29,6 +29,10 @@ class StoreUnavailable(StoreError):
     """The store cannot be reached or refused us (exit 3, nothing written)."""
 
 
+class StoreConfigError(StoreError):
+    """The store named cannot be used as given (unknown scheme, bad prefix): a usage error (exit 2)."""
+
+
 class StoreLocked(StoreError):
     """Another run holds the write lock on this store/prefix (exit 2)."""
 

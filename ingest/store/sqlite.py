@@ -105,9 +105,10 @@ def _chunk_to_row(chunk: Chunk) -> tuple:
 
 
 class SQLiteStore:
-    def __init__(self, path: str | os.PathLike, *, _bulk: bool = False):
+    def __init__(self, path: str | os.PathLike, *, create: bool = True, _bulk: bool = False):
         self.path = Path(path)
         self.name = f"sqlite:///{path}"
+        self.create = create  # False for readers: a missing file is an error, not a new index
         self._bulk = _bulk  # inside a full rebuild: one transaction, committed at the end
         self._conn: sqlite3.Connection | None = None
 
@@ -120,13 +121,7 @@ class SQLiteStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            if self._bulk:
-                conn.execute("PRAGMA journal_mode=OFF")
-                conn.execute("PRAGMA synchronous=OFF")
-            else:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(SCHEMA)
+            self._prepare(conn)
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"{self.name}: cannot open the SQLite store: {exc}") from None
         except OSError as exc:
@@ -136,12 +131,33 @@ class SQLiteStore:
         self._conn = conn
         return conn
 
+    def _prepare(self, conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
+        """Journal mode and schema. Switching to WAL needs the file to itself and does not
+        wait on the busy handler, so while another run writes it is retried here."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                if self._bulk:
+                    conn.execute("PRAGMA journal_mode=OFF")
+                    conn.execute("PRAGMA synchronous=OFF")
+                else:
+                    if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                        conn.execute("PRAGMA journal_mode=WAL")
+                    conn.execute("PRAGMA synchronous=NORMAL")
+                if conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'chunks_ad'").fetchone()[0] == 0:  # the schema's last object
+                    conn.executescript(SCHEMA)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
     @property
     def exists(self) -> bool:
         return self.path.exists()
 
     def check(self) -> None:
-        self._connect()
+        self._connect(create=self.create)
 
     def close(self) -> None:
         if self._conn is not None:

@@ -1,0 +1,106 @@
+"""YAML as ingest reads it: front matter, inventory.yaml, questions.yaml.
+
+PyYAML's safe loader (libyaml's when available), with what hostile or careless input needs:
+- alias bombs refused (too many aliases, or a graph that would expand past a node limit);
+- a key given twice in one mapping refused (``access: public`` then ``access: staff`` must
+  not quietly pick one);
+- ``version`` kept exactly as written: ``version: 2026.10`` is "2026.10", not the float 2026.1,
+  and ``007`` stays "007";
+- an impossible date (2026-02-30) left as its text, for the metadata check to report.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+MAX_ALIASES = 100
+MAX_NODES = 100_000
+LITERAL_KEYS = frozenset({"version"})  # scalars kept as the text the user wrote
+_STR = "tag:yaml.org,2002:str"
+_NUMBERS = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
+
+_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_Base):  # type: ignore[misc, valid-type]
+    def construct_yaml_timestamp(self, node):  # type: ignore[override]
+        try:
+            return super().construct_yaml_timestamp(node)
+        except ValueError:
+            return self.construct_scalar(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_timestamp)
+
+
+def load(text: str, *, max_aliases: int = MAX_ALIASES, max_nodes: int = MAX_NODES) -> Any:
+    """The document's value; raises yaml.YAMLError with a reason a person can act on."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check(node, max_aliases, max_nodes)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def describe(exc: yaml.YAMLError, first_line: int = 1) -> str:
+    """``problem (line L, column C)``; ``first_line`` is the file line the YAML text starts on."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        where = f" (line {mark.line + first_line}, column {mark.column + 1})" if mark else ""
+        return f"{exc.problem or exc.context}{where}"
+    return " ".join(str(exc).split())
+
+
+def _check(root: yaml.Node, max_aliases: int, max_nodes: int) -> None:
+    seen: set[int] = set()
+    aliases = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            aliases += 1
+            if aliases > max_aliases:
+                raise yaml.YAMLError(f"more than {max_aliases} aliases")
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            keys: set[str] = set()
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    if key.value in keys:
+                        raise yaml.MarkedYAMLError(problem=f"the key {key.value!r} is given twice", problem_mark=key.start_mark)
+                    keys.add(key.value)
+                    if key.value in LITERAL_KEYS and isinstance(value, yaml.ScalarNode) and value.tag in _NUMBERS:
+                        value.tag = _STR
+                stack.extend((key, value))
+    if _expanded_size(root, {}, max_nodes) > max_nodes:
+        raise yaml.YAMLError(f"aliases expand to more than {max_nodes} nodes")
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int], limit: int) -> int:
+    """Nodes the document would have with every alias copied out; a cycle counts as too many."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return limit + 1 if known < 0 else known
+    sizes[id(node)] = -1
+    total = 1
+    if isinstance(node, yaml.SequenceNode):
+        children = node.value
+    elif isinstance(node, yaml.MappingNode):
+        children = [part for pair in node.value for part in pair]
+    else:
+        children = []
+    for child in children:
+        total += _expanded_size(child, sizes, limit)
+        if total > limit:
+            break
+    sizes[id(node)] = min(total, limit + 1)
+    return sizes[id(node)]
