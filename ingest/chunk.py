@@ -131,14 +131,25 @@ def _reshaped(block: Block, start: int, end: int) -> Block:
 
 
 def sections_of(blocks: Sequence[Block]) -> list[list[Block]]:
-    """Blocks grouped into sections: each heading starts one; text before the first heading is one too."""
+    """Blocks grouped into sections: each heading starts one; text before the first heading is one too.
+
+    A heading with nothing under it but a deeper heading (a title straight over its first
+    subsection) opens that subsection's section instead of standing alone as a chunk of
+    a few words: the subsection lies inside it, so no section boundary is crossed.
+    """
     sections: list[list[Block]] = []
     for block in blocks:
-        if block.kind == "heading" or not sections:
+        if block.kind == "heading" and sections and _only_shallower_headings(sections[-1], block):
+            sections[-1].append(block)
+        elif block.kind == "heading" or not sections:
             sections.append([block])
         else:
             sections[-1].append(block)
     return sections
+
+
+def _only_shallower_headings(section: Sequence[Block], heading: Block) -> bool:
+    return all(b.kind == "heading" for b in section) and section[-1].level < heading.level
 
 
 # --- structure chunker ----------------------------------------------------------------

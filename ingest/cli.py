@@ -512,7 +512,7 @@ def eval_(
             scored = result.questions - result.no_answer
             out.print(
                 f"questions: {result.questions}   hit@{top}: {result.hit_at_k:.3f}   MRR: {result.mrr:.3f}"
-                f"   (over the {scored} with relevant passages; no-answer ones count per category only)"
+                f"   (over the {scored} questions with relevant passages)"
             )
             for cat, values in result.by_category.items():
                 out.print(f"  {cat:<14} {values['questions']:>3} questions   hit@{top} {values['hit_at_k']:.3f}")

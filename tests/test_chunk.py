@@ -216,13 +216,19 @@ def test_structure_never_leaves_a_heading_alone_at_the_end_of_a_chunk():
     assert [c.section for c in chunks] == ["Big heading words here"] * 2
 
 
-def test_structure_heading_only_section_is_its_own_chunk():
-    doc = parsed([("h1", "Policy"), ("h2", "Scope"), ("paragraph", "All products.")])
+def test_a_title_straight_over_its_first_subsection_opens_that_section():
+    doc = parsed([("h1", "Policy"), ("h2", "Scope"), ("paragraph", "All products."), ("h2", "Returns"), ("paragraph", "Thirty days.")])
     chunks = chunk_document(source(doc), ChunkSettings("structure", 200))
-    assert [(c.text, c.section, c.heading_path) for c in chunks] == [
-        ("Policy", "Policy", ("Policy",)),
-        ("Scope\n\nAll products.", "Scope", ("Policy", "Scope")),
+    assert [(c.text, c.section, c.sections, c.heading_path) for c in chunks] == [
+        ("Policy\n\nScope\n\nAll products.", "Policy", ("Policy", "Scope"), ("Policy",)),
+        ("Returns\n\nThirty days.", "Returns", ("Returns",), ("Policy", "Returns")),
     ]
+
+
+def test_an_empty_section_between_siblings_stays_its_own_chunk():
+    doc = parsed([("h2", "Empty"), ("h2", "Full"), ("paragraph", "Text.")])
+    chunks = chunk_document(source(doc), ChunkSettings("structure", 200))
+    assert [c.text for c in chunks] == ["Empty", "Full\n\nText."]
 
 
 def test_text_outside_every_block_is_still_chunked_under_the_preceding_heading():

@@ -49,10 +49,16 @@ chunk_settings = st.builds(
 
 
 def section_index(doc: ParsedDocument) -> list[tuple[int, int, int, Block]]:
-    """(start, end, section number, block) for every block; section number counts headings seen."""
-    rows, number = [], 0
+    """(start, end, section number, block) for every block. Each heading opens a section,
+    except one that comes straight under a shallower heading with nothing between them."""
+    rows, number, open_heading_level = [], 0, None
     for block in doc.blocks:
-        number += block.kind == "heading"
+        if block.kind == "heading":
+            if open_heading_level is None or open_heading_level >= block.level:
+                number += 1
+            open_heading_level = block.level
+        else:
+            open_heading_level = None
         rows.append((block.start, block.end, number, block))
     return rows
 
@@ -98,8 +104,10 @@ def test_every_chunker_keeps_its_invariants(doc, settings, small):
             assert len({number for number, _ in touched}) <= 1, "a chunk crosses a section"
             heading_words = 0
             if touched and touched[0][1].kind == "heading" and touched[0][1].start == c.start:
-                head = touched[0][1]
-                heading_words = len(text[head.start:head.end].split())
+                leading = [block for _, block in touched]
+                leading = leading[: next((i for i, b in enumerate(leading) if b.kind != "heading"), len(leading))]
+                head = leading[-1]
+                heading_words = sum(len(text[b.start:b.end].split()) for b in leading)
                 if c.end == head.end:  # a heading ends the chunk only when its section is empty
                     later = [block for s, _, _, block in rows if s >= head.end]
                     assert not later or later[0].kind == "heading"

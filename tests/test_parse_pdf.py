@@ -237,3 +237,24 @@ def test_one_page_header_and_page_number_removed() -> None:
     pdf.save()
     doc = parse_bytes(buffer.getvalue(), "recall.pdf")
     assert doc.text == "Safety Recall\n\nNorthwind Marine is recalling engines."
+
+
+def test_a_field_given_twice_with_different_values_is_refused():
+    import io
+
+    from pypdf import PdfWriter
+    from reportlab.pdfgen import canvas
+
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf)
+    c.setTitle("Untitled")
+    c.setKeywords("doc_id=two-titles; title=The Real Title; version=2;")
+    c.drawString(72, 720, "Some text on the page.")
+    c.save()
+    with pytest.raises(UnreadableFile, match="PDF metadata gives title twice: 'Untitled' in the document information and 'The Real Title' in /Keywords"):
+        parse_bytes(buf.getvalue(), "x.pdf")
+    writer = PdfWriter(clone_from=io.BytesIO(buf.getvalue()))
+    writer.add_metadata({"/Title": "The Real Title", "/version": "2"})
+    out = io.BytesIO()
+    writer.write(out)
+    assert parse_bytes(out.getvalue(), "x.pdf").metadata["title"] == "The Real Title"  # same value twice is fine

@@ -210,7 +210,7 @@ def test_sigkill_after_each_kind_of_write_then_a_normal_run_repairs(tmp_path, ta
     _change_folder(corpus, 1)
     killed = subprocess.run(
         _cli("run", str(corpus), *target.args(), "--json"), capture_output=True,
-        env={**os.environ, "INGEST_CRASH_AFTER_WRITES": str(crash_after), "INGEST_WRITE_BATCH_CHUNKS": "4"},
+        env={**os.environ, "INGEST_CRASH_AFTER_WRITES": str(crash_after), "INGEST_WRITE_BATCH_CHUNKS": "1"},
     )
     assert killed.returncode == -signal.SIGKILL
     done = subprocess.run(_cli("run", str(corpus), *target.args(), "--json"), capture_output=True, text=True)
@@ -229,7 +229,7 @@ def test_sigkill_at_random_moments_then_a_normal_run_repairs(tmp_path, target):
         _change_folder(corpus, round_ + 2)
         proc = subprocess.Popen(
             _cli("run", str(corpus), *target.args(), "--json"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env={**os.environ, "INGEST_WRITE_BATCH_CHUNKS": "4"},
+            env={**os.environ, "INGEST_WRITE_BATCH_CHUNKS": "1"},
         )
         time.sleep(0.15 + 0.08 * round_)
         proc.send_signal(signal.SIGKILL)

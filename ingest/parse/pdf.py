@@ -128,7 +128,15 @@ def _information_fields(reader: PdfReader) -> dict[str, Any]:
         for part in keywords.split(";"):
             match = _KEYWORD_FIELD.fullmatch(part)
             if match and match.group(2).strip():
-                fields.setdefault(match.group(1).lower(), match.group(2).strip())
+                name, value = match.group(1).lower(), match.group(2).strip()
+                given = fields.get(name)
+                if given not in (None, "") and str(given).strip() != value:
+                    # Two values for one field in one file: never pick one silently.
+                    raise UnreadableFile(
+                        f"PDF metadata gives {name} twice: {str(given).strip()!r} in the document "
+                        f"information and {value!r} in /Keywords"
+                    )
+                fields[name] = value
     if not fields.get("title"):
         title = _xmp_title(reader)
         if title:
