@@ -46,7 +46,11 @@ def parse_bytes(data: bytes, name: str | Path) -> ParsedDocument:
         from ingest.parse.text import parse_text as parser
     else:
         from ingest.parse.pdf import parse_pdf as parser
-    return parser(data)
+    try:
+        return parser(data)
+    except RecursionError:
+        # Deeply nested markup (100,000 <div>s, endless > quotes) exhausts the parser's stack.
+        raise UnreadableFile("nested too deeply to parse") from None
 
 
 def read_metadata(data: bytes, name: str | Path) -> dict:
