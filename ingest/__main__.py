@@ -1,3 +1,3 @@
-from ingest.cli import app
+from ingest.cli import main
 
-app(prog_name="ingest")
+main()

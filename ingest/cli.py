@@ -29,8 +29,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
+# emoji=False: ":x:" in a document must print as ":x:", never as an emoji (citations quote exactly).
+out = Console(highlight=False, soft_wrap=True, emoji=False)
+err = Console(stderr=True, highlight=False, emoji=False)
 
 OK, FAILED, USAGE, UNREACHABLE = 0, 1, 2, 3
 
@@ -160,8 +161,10 @@ def parse(
     from ingest.parse import format_of, parse_file
 
     with handled(as_json):
-        if not file.is_file():
+        if not file.exists():
             raise CommandError(USAGE, f"{file}: no such file")
+        if not file.is_file():
+            raise CommandError(USAGE, f"{file}: not a file")
         if format_of(file) is None:
             raise CommandError(USAGE, f"{file}: unsupported file type (use .md .markdown .html .htm .txt .pdf)")
         try:
@@ -553,5 +556,26 @@ def stats(
             out.print(f"chunks by {field}: " + (", ".join(f"{k} {v}" for k, v in values.items()) or "-"))
 
 
+def main() -> None:
+    """The console script: typer's app, with its own usage errors (a missing argument, --top 0)
+    also given as one JSON object on stdout when --json was asked for."""
+    try:  # typer >= 0.20 carries its own click; older ones use click itself
+        from typer._click.exceptions import ClickException
+    except ImportError:  # pragma: no cover
+        from click.exceptions import ClickException
+
+    try:
+        code = app(standalone_mode=False)
+    except ClickException as exc:
+        if "--json" in sys.argv[1:]:
+            emit_json({"error": exc.format_message(), "exit_code": exc.exit_code})
+        exc.show()
+        sys.exit(exc.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        err.print("aborted")
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    app()
+    main()

@@ -88,15 +88,28 @@ def _check_known_keys(data: Mapping[str, Any], origin: str) -> None:
             raise SettingsError(f"{origin}: unknown key {section}.{unknown[0]}; known: {', '.join(sorted(allowed))}")
 
 
+def _string_list(value: Any, where: str, origin: str) -> tuple[str, ...]:
+    """A TOML list of non-empty strings (a bare string is not read letter by letter)."""
+    if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
+        raise SettingsError(f"{origin}: {where} must be a list of non-empty strings, e.g. [\"public\", \"staff\"]; found {value!r}")
+    return tuple(value)
+
+
+def _integer(value: Any, where: str, origin: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SettingsError(f"{origin}: {where} must be a whole number; found {value!r}")
+    return value
+
+
 def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> Settings:
     _check_known_keys(data, origin)
     access = data.get("access", {}) or {}
-    labels = tuple(access.get("labels", DEFAULT_LABELS))
-    if not labels or not all(isinstance(x, str) and x for x in labels):
-        raise SettingsError(f"{origin}: access.labels must be a non-empty list of strings")
+    labels = _string_list(access.get("labels", list(DEFAULT_LABELS)), "access.labels", origin) if "labels" in access else DEFAULT_LABELS
+    if not labels:
+        raise SettingsError(f"{origin}: access.labels must not be empty")
     default = access.get("default")
     if default is not None:
-        if default not in labels:
+        if not isinstance(default, str) or default not in labels:
             raise SettingsError(f"{origin}: access.default {default!r} is not one of the labels {list(labels)}")
         if default == labels[0] or default == "public":
             raise SettingsError(
@@ -111,26 +124,35 @@ def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> 
         for role, role_labels in roles_raw.items():
             if isinstance(role_labels, Mapping):
                 role_labels = role_labels.get("labels", [])
+            role_labels = _string_list(role_labels, f"roles.{role}", origin) if role_labels != [] else ()
             unknown = [l for l in role_labels if l not in labels]
             if unknown:
                 raise SettingsError(f"{origin}: role {role!r} names unknown labels {unknown}")
             roles[role] = tuple(role_labels)
     meta = data.get("metadata", {}) or {}
-    required = tuple(meta.get("required", DEFAULT_REQUIRED))
+    required = _string_list(meta["required"], "metadata.required", origin) if "required" in meta else DEFAULT_REQUIRED
     for must in DEFAULT_REQUIRED:
         if must not in required:
             required = required + (must,)
-    patterns = dict(meta.get("patterns", {}) or {})
+    patterns_raw = meta.get("patterns", {}) or {}
+    if not isinstance(patterns_raw, Mapping):
+        raise SettingsError(f"{origin}: metadata.patterns must be a table of field = \"regex\"; found {patterns_raw!r}")
+    patterns = dict(patterns_raw)
     for name, pattern in patterns.items():
+        if not isinstance(pattern, str):
+            raise SettingsError(f"{origin}: metadata.patterns.{name} must be a string; found {pattern!r}")
         try:
             re.compile(pattern)
         except re.error as exc:
             raise SettingsError(f"{origin}: metadata.patterns.{name} {pattern!r} is not a valid regex: {exc}") from None
     chunk = data.get("chunking", {}) or {}
+    chunker = chunk.get("chunker", "structure")
+    if not isinstance(chunker, str):
+        raise SettingsError(f"{origin}: chunking.chunker must be a string; found {chunker!r}")
     chunking = ChunkSettings(
-        chunker=chunk.get("chunker", "structure"),
-        size=int(chunk.get("size", 200)),
-        overlap=int(chunk.get("overlap", 40)),
+        chunker=chunker,
+        size=_integer(chunk.get("size", 200), "chunking.size", origin),
+        overlap=_integer(chunk.get("overlap", 40), "chunking.overlap", origin),
     )
     check_chunking(chunking, origin)
     return Settings(

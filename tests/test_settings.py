@@ -1,0 +1,45 @@
+"""ingest.toml as people mistype it: every mistake is a clear configuration error (exit 2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest.settings import SettingsError, settings_from_dict
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"access": {"labels": "public"}}, "access.labels must be a list of non-empty strings"),
+        ({"roles": {"public": "public"}}, "roles.public must be a list of non-empty strings"),
+        ({"metadata": {"required": 5}}, "metadata.required must be a list of non-empty strings"),
+        ({"metadata": {"required": ["doc_id", 5]}}, "metadata.required must be a list of non-empty strings"),
+        ({"metadata": {"patterns": "x"}}, "metadata.patterns must be a table"),
+        ({"metadata": {"patterns": {"doc_id": 5}}}, "metadata.patterns.doc_id must be a string"),
+        ({"metadata": {"patterns": {"doc_id": "("}}}, "is not a valid regex"),
+        ({"chunking": {"size": "big"}}, "chunking.size must be a whole number"),
+        ({"chunking": {"size": 5}}, "chunk size 5 is below 10 words"),
+        ({"chunking": {"chunker": "pages"}}, "unknown chunker 'pages'"),
+        ({"acces": {"labels": ["x"]}}, "unknown section [acces]"),
+        ({"access": {"label": ["x"]}}, "unknown key access.label"),
+        ({"access": {"default": "public"}}, "most open label"),
+        ({"roles": {"x": ["secret"]}}, "names unknown labels ['secret']"),
+    ],
+)
+def test_mistakes_are_refused_with_the_key_and_value(data, message):
+    with pytest.raises(SettingsError) as err:
+        settings_from_dict(data)
+    assert message in str(err.value)
+
+
+def test_a_complete_file_is_read():
+    settings = settings_from_dict({
+        "access": {"labels": ["public", "internal", "confidential"], "default": "internal"},
+        "roles": {"patron": ["public"], "librarian": ["public", "internal"]},
+        "metadata": {"required": ["doc_id", "version", "title", "access", "owner"], "patterns": {"doc_id": "lib-.*"}},
+        "chunking": {"chunker": "overlap", "size": 120, "overlap": 20},
+    })
+    assert settings.labels == ("public", "internal", "confidential")
+    assert settings.roles == {"patron": ("public",), "librarian": ("public", "internal")}
+    assert settings.required[-1] == "owner" and settings.access_default == "internal"
+    assert settings.chunking.describe() == "overlap:120:20"
