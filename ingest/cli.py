@@ -251,6 +251,7 @@ def run(
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan (new, changed, unchanged, removed, rejected); write nothing."),
     accept_edits: bool = typer.Option(False, "--accept-edits", help="Replace documents whose content changed without a version bump."),
     wait: float = typer.Option(0.0, "--wait", help="Seconds to wait for another run's lock before giving up."),
+    allow_empty: bool = typer.Option(False, "--allow-empty", help="Allow an empty documents/ folder to remove every stored document."),
     as_json: bool = JsonOpt,
 ) -> None:
     """Validate, chunk and write to the store: only what changed; what left the folder is deleted."""
@@ -282,7 +283,7 @@ def run(
 
                 result = pipeline.run(
                     corpus, target, settings, chunking, full=full, dry_run=dry_run, accept_edits=accept_edits,
-                    lock_wait_s=wait, on_file=(lambda _: bar.advance(scan_task)) if bar else None, progress=on_progress,
+                    lock_wait_s=wait, allow_empty=allow_empty, on_file=(lambda _: bar.advance(scan_task)) if bar else None, progress=on_progress,
                 )
         finally:
             target.close()

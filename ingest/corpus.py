@@ -201,8 +201,10 @@ def _rejected(source: str, fields: Any, entry: Mapping | None, problems: list[st
 
 def _load_inventory(root: Path) -> tuple[dict[str, dict], list[str]]:
     path = root / INVENTORY
-    if not path.is_file():
+    if not path.exists():
         return {}, []
+    if not path.is_file():
+        return {}, [f"{INVENTORY}: not a file"]
     try:
         text = path.read_bytes().decode("utf-8")
     except OSError as exc:

@@ -93,9 +93,8 @@ def _as_text(value: Any) -> str | None:
     if isinstance(value, str):
         return value.strip()
     if isinstance(value, (int, float)):
-        # YAML reads `version: 5` as an int and `version: 2026.1` as a float. str() gives
-        # back "5" and "2026.1"; a float loses trailing zeros ("2026.10" -> "2026.1"),
-        # so quote such versions in YAML. We accept str(value) rather than refuse.
+        # Front matter and inventory keep `version` as written (ingest.safe_yaml); a number
+        # here comes from another field or a PDF number object, and reads as its decimal form.
         return str(value)
     return None
 
@@ -135,16 +134,34 @@ def _as_tags(value: Any) -> tuple[str, ...] | _Invalid:
     return tuple(tags)
 
 
+UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# Chunk IDs hash "doc_id|version|start|end" and superseded_by is "doc_id@version": a version
+# must not contain those separators. Lengths keep `doc_id@version` under Elasticsearch's
+# 512-byte document ID limit.
+VERSION = re.compile(r"[^\s|@]+")
+MAX_LENGTH = {"doc_id": 200, "version": 100, "superseded_by": 301, "access": 100, "status": 20, "title": 1000}
+
+
 def normalise(field: str, value: Any, settings: Settings) -> Any:
     """The normalised value of one present field, or an :class:`_Invalid` saying why not.
 
     Only checks what a single value can show; missing values are handled by the caller.
     """
-    if field in ("effective_from", "effective_to"):
-        return _as_date(value)
     if field == "tags":
         return _as_tags(value)
+    if isinstance(value, (list, tuple)) and len(value) > 1 and all(isinstance(v, (str, int, float)) for v in value):
+        # e.g. two <meta name="doc_id"> in one HTML file: never pick one.
+        return _Invalid(f"given {len(value)} times: {show(value)}")
+    if field in ("effective_from", "effective_to"):
+        return _as_date(value)
     text = _as_text(value)
+    if text is not None and UNPRINTABLE.search(text):
+        # Newlines, NUL, bell or bidi overrides would break one-line output and can spoof it.
+        return _Invalid(f"contains control or bidi-override characters: {show(value)}")
+    if text is not None and len(text) > MAX_LENGTH.get(field, 10_000):
+        return _Invalid(f"longer than {MAX_LENGTH.get(field, 10_000)} characters ({len(text)})")
+    if field == "version" and text is not None and not VERSION.fullmatch(text):
+        return _Invalid(f"not a usable version: {show(value)} (no spaces, '|' or '@'; e.g. \"5\", \"2026.1\")")
     if field == "doc_id":
         if text is None or not SLUG.fullmatch(text):
             return _Invalid(f"not a slug: {show(value)} (must match {SLUG_TEXT})")

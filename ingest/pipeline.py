@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ingest.chunk import chunk_document
-from ingest.corpus import CorpusScan, scan_corpus
+from ingest.corpus import CorpusError, CorpusScan, scan_corpus
 from ingest.model import Chunk, DocumentProblems, DocumentRecord, SourceDocument, UnreadableFile
 from ingest.parse import PARSER_VERSION, parse_bytes
 from ingest.settings import ChunkSettings, Settings
@@ -338,15 +338,23 @@ def run(
     dry_run: bool = False,
     accept_edits: bool = False,
     lock_wait_s: float = 0.0,
+    allow_empty: bool = False,
     on_file: Callable[[str], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> RunResult:
     """Validate, chunk and write a corpus to a store; incremental unless ``full``."""
     started = time.perf_counter()
     store.check()  # unreachable → StoreUnavailable before anything is read or written
+    stored = store.documents()
     # Bytes the store already holds parsed fine before: read only their metadata now.
-    known = set() if full else {r.source_sha256 for r in store.documents()}
+    known = set() if full else {r.source_sha256 for r in stored}
     scan = scan_corpus(corpus, settings, on_file=on_file, skip_body=known)
+    if scan.seen == 0 and stored and not allow_empty:
+        # An unmounted volume or a wrong path looks exactly like "everything was deleted".
+        raise CorpusError(
+            f"{Path(corpus) / 'documents'} holds no documents but the store holds {len(stored)}; "
+            "refusing to delete them all (wrong folder?). Pass --allow-empty to remove them."
+        )
     fingerprint = settings_fingerprint(chunking)
     if dry_run:
         plan = plan_sync(scan, store.documents(), chunking, full=full, accept_edits=accept_edits)

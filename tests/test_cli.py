@@ -177,3 +177,14 @@ def test_verify_shows_a_file_edited_without_a_version_bump(built):
     assert ingest("run", corpus, "--store", store).exit_code == 1
     human = ingest("verify", corpus, "--store", store).stdout
     assert "edited in the folder without a version bump: 1  doc-0@1" in human
+
+
+def test_an_empty_folder_does_not_wipe_the_store_unless_asked(built):
+    corpus, store = built
+    for path in sorted((corpus / "documents").rglob("*.md")):
+        path.unlink()
+    refused = ingest("run", corpus, "--store", store, "--json")
+    assert refused.exit_code == 2 and "--allow-empty" in json.loads(refused.stdout)["error"]
+    assert json.loads(ingest("stats", "--store", store, "--json").stdout)["totals"]["documents"] == 8
+    emptied = json.loads(ingest("run", corpus, "--allow-empty", "--store", store, "--json").stdout)
+    assert emptied["documents"]["removed"] == 8 and emptied["chunks"]["total"] == 0

@@ -111,7 +111,8 @@ def test_version_numbers_from_yaml_become_strings(raw, expected):
 
 
 def test_version_not_a_string():
-    assert problems_of(dict(GOOD, version=[1, 2])) == [f"{SRC}: version: not a string: [1, 2]"]
+    assert problems_of(dict(GOOD, version=[1, 2])) == [f"{SRC}: version: given 2 times: [1, 2]"]
+    assert problems_of(dict(GOOD, version=[[1], 2])) == [f"{SRC}: version: not a string: [[1], 2]"]
     assert problems_of(dict(GOOD, version=True)) == [f"{SRC}: version: not a string: True"]
 
 
@@ -398,3 +399,18 @@ def test_read_inventory_allows_modest_anchors():
     entries, problems = read_inventory(text, "inventory.yaml")
     assert problems == []
     assert entries["a.md"] == {"access": "staff", "title": "A"}
+
+
+@pytest.mark.parametrize(
+    "field, value, problem",
+    [
+        ("title", "Line one\nline two", "title: contains control or bidi-override characters: 'Line one\\nline two'"),
+        ("title", "Invoice \u202eexe.pdf", "title: contains control or bidi-override characters: 'Invoice \\u202eexe.pdf'"),
+        ("doc_id", "a" * 201, "doc_id: longer than 200 characters (201)"),
+        ("version", "1|2", "version: not a usable version: '1|2' (no spaces, '|' or '@'; e.g. \"5\", \"2026.1\")"),
+        ("version", "5@x", "version: not a usable version: '5@x' (no spaces, '|' or '@'; e.g. \"5\", \"2026.1\")"),
+        ("doc_id", ["dup-a", "dup-b"], "doc_id: given 2 times: ['dup-a', 'dup-b']"),
+    ],
+)
+def test_values_that_would_break_ids_output_or_elasticsearch_are_refused(field, value, problem):
+    assert problems_of(dict(GOOD, **{field: value})) == [f"{SRC}: {problem}"]

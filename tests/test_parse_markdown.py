@@ -145,3 +145,14 @@ def test_not_utf8_and_binary() -> None:
         parse_bytes("# Caf\u00e9\n".encode("latin-1"), "a.md")
     with pytest.raises(UnreadableFile, match="binary file"):
         parse_bytes(b"# Title\x00\x01\x02", "a.md")
+
+
+@pytest.mark.parametrize("depth", [19, 25, 300])
+def test_deeply_quoted_text_is_kept(depth):
+    doc = parse_bytes(b"Intro.\n\n" + b">" * depth + b" SECRETQUOTE words\n\nOutro.\n", "q.md")
+    assert "SECRETQUOTE words" in doc.text
+
+
+def test_nesting_beyond_the_stack_is_refused_not_dropped():
+    with pytest.raises(UnreadableFile, match="nested too deeply"):
+        parse_bytes(b"Intro.\n\n" + b">" * 5000 + b" SECRETQUOTE\n", "q.md")

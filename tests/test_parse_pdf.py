@@ -258,3 +258,22 @@ def test_a_field_given_twice_with_different_values_is_refused():
     out = io.BytesIO()
     writer.write(out)
     assert parse_bytes(out.getvalue(), "x.pdf").metadata["title"] == "The Real Title"  # same value twice is fine
+
+
+def test_metadata_objects_that_are_not_text_stay_structured_for_the_checks():
+    from pypdf.generic import ArrayObject, DictionaryObject, NameObject, NumberObject
+
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf)
+    c.drawString(72, 720, "Some text on the page.")
+    c.save()
+    writer = PdfWriter(clone_from=io.BytesIO(buf.getvalue()))
+    writer.add_metadata({"/version": "1"})
+    info = writer._info.get_object()
+    info[NameObject("/Title")] = ArrayObject([NumberObject(1), NumberObject(2)])
+    info[NameObject("/doc_id")] = NumberObject(7)
+    info[NameObject("/tags")] = DictionaryObject({NameObject("/a"): NumberObject(1)})
+    out = io.BytesIO()
+    writer.write(out)
+    metadata = parse_bytes(out.getvalue(), "x.pdf").metadata
+    assert (metadata["title"], metadata["doc_id"], metadata["tags"]) == ([1, 2], 7, {"/a": 1})

@@ -59,6 +59,9 @@ def normalise_newlines(text: str) -> str:
 _FENCE = re.compile(r"---[ \t]*")
 
 
+_LOOKS_LIKE_FIELD = re.compile(r"[A-Za-z_][\w-]*:(\s|$)")
+
+
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     """``(metadata, body)``: YAML between a first line ``---`` and the next ``---`` line.
 
@@ -72,7 +75,10 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
         if _FENCE.fullmatch(lines[index]) or lines[index].rstrip() == "...":
             source = "\n".join(lines[1:index])
             return read_front_matter(source), "\n".join(lines[index + 1 :])
-    # No closing fence: not front matter, just a document starting with a rule.
+    # No closing fence: a document starting with a rule, unless what follows reads like
+    # front matter ("doc_id: …"), which would otherwise vanish into the body unnoticed.
+    if len(lines) > 1 and _LOOKS_LIKE_FIELD.match(lines[1]):
+        raise UnreadableFile("front matter opened with --- on line 1 is never closed by a --- line")
     return {}, text
 
 

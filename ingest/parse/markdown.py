@@ -23,7 +23,10 @@ _COMMENT = re.compile(r"\s*<!--.*?-->\s*", re.DOTALL)
 
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark").enable("table")
+    # markdown-it drops blocks nested deeper than maxNesting (20 by default) without a word;
+    # with a high limit, deeper nesting exhausts the stack first and the file is refused
+    # as "nested too deeply" (parse_bytes) instead of losing text silently.
+    return MarkdownIt("commonmark", {"maxNesting": 10_000}).enable("table")
 
 
 def read_markdown_metadata(data: bytes) -> dict:

@@ -159,6 +159,12 @@ def _plain_value(value: Any) -> Any:
         return str(value)
     if isinstance(value, bytes):
         return value.decode("latin-1")
+    # Arrays and dictionaries stay structured, so the metadata check refuses them
+    # instead of indexing their Python text ("[1, 2]") as a title.
+    if isinstance(value, list):
+        return [_plain_value(item) for item in value[:1000]]
+    if isinstance(value, dict):
+        return {str(k): _plain_value(v) for k, v in list(value.items())[:1000]}
     return str(value)
 
 
