@@ -277,3 +277,14 @@ def test_metadata_objects_that_are_not_text_stay_structured_for_the_checks():
     writer.write(out)
     metadata = parse_bytes(out.getvalue(), "x.pdf").metadata
     assert (metadata["title"], metadata["doc_id"], metadata["tags"]) == ([1, 2], 7, {"/a": 1})
+
+
+def test_a_document_of_one_alike_line_a_page_is_kept_not_stripped_to_nothing():
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf)
+    for page in range(1, 4):
+        c.drawString(72, 720, f"Page {page} text about torque settings for the engine.")
+        c.showPage()
+    c.save()
+    doc = parse_bytes(buf.getvalue(), "x.pdf")
+    assert "Page 3 text about torque settings for the engine." in doc.text

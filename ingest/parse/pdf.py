@@ -327,6 +327,10 @@ def _without_running_lines(pages: list[list[Line]]) -> list[list[Line]]:
         drop = {i for i in top if line_key(page[i].text) in top_keys}
         drop |= {i for i in bottom if line_key(page[i].text) in bottom_keys}
         kept.append([line for i, line in enumerate(page) if i not in drop])
+    if not any(kept):
+        # Every line "repeats": one line a page, all alike. That is the document, not its
+        # furniture; refusing it as "no extractable text" would lose it.
+        kept = [list(page) for page in pages]
     body_size = _body_size([line for page in kept for line in page])
     return [_without_page_furniture(page, body_size) for page in kept]
 
