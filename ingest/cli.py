@@ -142,7 +142,7 @@ def _version_callback(value: bool) -> None:
 
 
 @app.callback()
-def main(
+def root(
     version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True, help="Show the version."),
 ) -> None:
     """ingest: every answer traceable to its passage, version and page."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -105,7 +105,6 @@ class EvalResult:
     missed: list[str]
     leaks: list[dict[str, str]]
     no_answer: int = 0  # questions without relevant entries (not in hit@k or MRR)
-    details: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {

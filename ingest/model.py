@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Mapping
 
-BLOCK_KINDS = ("heading", "paragraph", "list", "table", "code")
 FORMATS = ("markdown", "html", "text", "pdf")
 
 
@@ -25,7 +24,7 @@ class Block:
     block's characters lie on, first to last (empty for other formats).
     """
 
-    kind: str
+    kind: str  # heading, paragraph, list, table or code
     start: int
     end: int
     level: int = 0  # heading level 1-6; 0 for non-headings
@@ -88,12 +87,6 @@ class DocumentMeta:
     def key(self) -> str:
         return f"{self.doc_id}@{self.version}"
 
-    def in_force(self, day: date) -> bool:
-        if self.effective_from and day < self.effective_from:
-            return False
-        if self.effective_to and day > self.effective_to:
-            return False
-        return True
 
 
 @dataclass(frozen=True)

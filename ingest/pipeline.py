@@ -357,7 +357,7 @@ def run(
         )
     fingerprint = settings_fingerprint(chunking)
     if dry_run:
-        plan = plan_sync(scan, store.documents(), chunking, full=full, accept_edits=accept_edits)
+        plan = plan_sync(scan, stored, chunking, full=full, accept_edits=accept_edits)
         result = RunResult(store.name, plan, scan.seen, dry_run=True, defaulted_access=scan.defaulted_access)
         result.written = sum(i.write for i in plan.items)
         result.deleted = sum(i.delete for i in plan.items)
@@ -371,7 +371,7 @@ def run(
         if full:
             plan = plan_sync(scan, [], chunking, full=True)
             result = RunResult(store.name, plan, scan.seen, defaulted_access=scan.defaulted_access)
-            old_keys = {r.key: r for r in store.documents()}
+            old_keys = {r.key: r for r in store.documents()}  # read again under the lock
             with store.full_rebuild() as fresh:
                 _write_plan(fresh, plan, fingerprint, result, _ticker(progress, len(plan.to_write)))
                 fresh.set_meta(_meta(settings, chunking))

@@ -272,8 +272,6 @@ class ElasticsearchStore:
         self._call(lambda: self.es.indices.refresh(index=indices, ignore_unavailable=True))
         self._dirty.clear()
 
-    flush = refresh
-
     def ensure_layout(self) -> None:
         """Create the meta index, the label and documents indices and every alias if missing;
         add indices for new labels and re-point role aliases when ingest.toml changed."""
