@@ -1,14 +1,19 @@
 """The `ingest` command line: a thin shell over the library (parse, corpus, pipeline, stores).
 
 Exit codes: 0 all fine · 1 some documents rejected or a check failed (the rest done) ·
-2 usage or configuration error · 3 store unreachable or refused (nothing written).
+2 usage or configuration error · 3 store unreachable or refused · 4 internal error (a bug: one
+line; the traceback with --debug or INGEST_DEBUG=1).
 With --json, stdout carries exactly one JSON object; messages go to stderr.
+Which store: resolved once in ingest.config from the flags and the environment, then passed down.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
+import traceback
+import unicodedata
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
@@ -17,27 +22,61 @@ from typing import Any, Iterator, Optional
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from ingest import __version__
+from ingest.config import ConfigError, ConnectionConfig, check_environment, debug_enabled, resolve
 from ingest.model import MIN_PREFIX, UnreadableFile
-from ingest.settings import ChunkSettings, Settings, SettingsError, check_chunking, load_settings
+from ingest.settings import ChunkSettings, SettingsError, check_chunking, load_settings
 
 app = typer.Typer(
-    help="Parse, validate, chunk and index company documents for RAG: SQLite (default) or Elasticsearch.",
+    help=(
+        "Parse, validate, chunk and index company documents for RAG: SQLite (default) or Elasticsearch.\n\n"
+        "Exit codes: 0 fine, 1 documents rejected or a check failed, 2 usage or configuration, "
+        "3 store unreachable or refused, 4 internal error (a bug; --debug or INGEST_DEBUG=1 shows the traceback)."
+    ),
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
 )
 # emoji=False: ":x:" in a document must print as ":x:", never as an emoji (citations quote exactly).
+# soft_wrap: a pipe or a CI log gets whole lines, never text hard-wrapped at 80 columns.
 out = Console(highlight=False, soft_wrap=True, emoji=False)
-err = Console(stderr=True, highlight=False, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
-OK, FAILED, USAGE, UNREACHABLE = 0, 1, 2, 3
+OK, FAILED, USAGE, UNREACHABLE, INTERNAL = 0, 1, 2, 3, 4
+_debug = False  # --debug (or INGEST_DEBUG=1): tracebacks for internal errors
 
-StoreOpt = typer.Option(None, "--store", help="sqlite:///PATH or http(s)://host:9200 (env INGEST_STORE; default sqlite:///.ingest/index.sqlite).", show_default=False)
+STORE_ENV = (
+    "Store: --store > INGEST_STORE > ELASTIC_CLOUD_ID > ELASTICSEARCH_URL > sqlite:///.ingest/index.sqlite. "
+    "Environment: INGEST_STORE, ELASTIC_CLOUD_ID, ELASTICSEARCH_URL, INGEST_INDEX_PREFIX, ES_API_KEY "
+    "(or ELASTIC_API_KEY), ES_USERNAME/ES_PASSWORD, ES_CA_CERTS, ES_SSL_ASSERT_FINGERPRINT, INGEST_ES_ANALYZER, "
+    "INGEST_TIMEOUT, INGEST_DEBUG."
+)
+CORPUS_ENV = "Environment: INGEST_WORKERS (parser processes), INGEST_DEBUG."
+RUN_ENV = "Also: INGEST_WORKERS, INGEST_WRITE_BATCH_CHUNKS (chunks per write batch)."
+
+StoreOpt = typer.Option(None, "--store", help="sqlite:///PATH or http(s)://host:9200 (env INGEST_STORE, ELASTICSEARCH_URL; default sqlite:///.ingest/index.sqlite).", show_default=False)
 PrefixOpt = typer.Option(None, "--index-prefix", help="Elasticsearch index prefix (env INGEST_INDEX_PREFIX; default ingest).", show_default=False)
+CloudOpt = typer.Option(None, "--cloud-id", help="Elastic Cloud deployment ID (env ELASTIC_CLOUD_ID).", show_default=False)
+CaOpt = typer.Option(None, "--ca-certs", help="CA certificate (PEM) of the cluster (env ES_CA_CERTS).", show_default=False)
+FingerprintOpt = typer.Option(None, "--ssl-assert-fingerprint", help="Accept only the certificate with this SHA-256 fingerprint (env ES_SSL_ASSERT_FINGERPRINT).", show_default=False)
+NoVerifyOpt = typer.Option(False, "--no-verify-certs", help="Do NOT check the cluster's TLS certificate (insecure; prints a warning).")
+TimeoutOpt = typer.Option(None, "--timeout", help="Seconds before a store that stops answering is given up (env INGEST_TIMEOUT).", show_default=False)
 JsonOpt = typer.Option(False, "--json", help="One JSON object on stdout, nothing else.")
+QuietOpt = typer.Option(False, "--quiet", "-q", help="Counts only.")
+VerboseOpt = typer.Option(False, "--verbose", "-v", help="Every document on its own line, and timings.")
+JunitOpt = typer.Option(None, "--junit", help="Also write a JUnit XML report to this file.", show_default=False, dir_okay=False)
+
+PLAN_LINES = 50  # more planned changes than this: a summary, unless --verbose
 
 
 class CommandError(Exception):
@@ -60,8 +99,10 @@ def _json_default(value: Any) -> Any:
 
 
 @contextmanager
-def handled(as_json: bool) -> Iterator[None]:
-    """Turn the library's exceptions into one clear line and the SPEC's exit code."""
+def handled(as_json: bool, connection: Optional[ConnectionConfig] = None) -> Iterator[None]:
+    """Turn the library's exceptions into one clear line and the SPEC's exit code; anything
+    unexpected is an internal error (exit 4), with its traceback only under --debug."""
+    from ingest.api import UnknownRole
     from ingest.corpus import CorpusError
     from ingest.evaluate import QuestionsError
     from ingest.store.base import AmbiguousPrefix, ChunkNotFound, StoreConfigError, StoreError, StoreLocked, StoreUnavailable
@@ -69,61 +110,132 @@ def handled(as_json: bool) -> Iterator[None]:
     code, message = None, None
     try:
         yield
+    except (typer.Exit, typer.Abort, KeyboardInterrupt):
+        raise
     except CommandError as exc:
         code, message = exc.code, exc.message
     except StoreUnavailable as exc:
-        code, message = UNREACHABLE, str(exc)
-    except (SettingsError, QuestionsError, CorpusError, StoreConfigError, StoreLocked, AmbiguousPrefix) as exc:
+        code, message = UNREACHABLE, _cause(exc, connection) or str(exc)
+    except (SettingsError, QuestionsError, CorpusError, StoreConfigError, StoreLocked, AmbiguousPrefix, ConfigError, UnknownRole) as exc:
         code, message = USAGE, str(exc)
     except ChunkNotFound as exc:
         code, message = FAILED, str(exc)
     except StoreError as exc:
-        code, message = UNREACHABLE, str(exc)
+        code, message = UNREACHABLE, _cause(exc, connection) or str(exc)
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, never a wall of traceback in CI
+        if _debug or debug_enabled():
+            traceback.print_exc(file=sys.stderr)
+        code = INTERNAL
+        message = (
+            f"internal error (a bug in ingest {__version__}): {type(exc).__name__}: {exc}"
+            + ("" if _debug or debug_enabled() else "; rerun with --debug (or INGEST_DEBUG=1) for the traceback and report it")
+        )
     if code is not None:
         if as_json:
             emit_json({"error": message, "exit_code": code})
-        err.print(f"[red]error:[/red] {escape(message)}")
+        err.print(f"[red]error:[/red] {safe(message)}")
         raise typer.Exit(code)
+
+
+def _cause(exc: BaseException, connection: Optional[ConnectionConfig]) -> Optional[str]:
+    """The real cause of a failed connection (TLS, 401, 403), dug out of the client's exception chain."""
+    from ingest.store.base import StoreError
+
+    original = exc.__cause__ or exc.__context__
+    if original is None or isinstance(original, StoreError) and original is exc:
+        return None
+    try:
+        from ingest.store.es_connection import explain
+    except ImportError:  # pragma: no cover - elasticsearch not installed
+        return None
+    where = f"Elasticsearch at {connection.display}" if connection else "Elasticsearch"
+    found = explain(original, connection, where)
+    if found and "not allowed (403)" in found and "not allowed (403)" in str(exc):
+        return str(exc)  # the store's own 403 line already names the index and privilege
+    return found
+
+
+_CONTROL = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
+
+
+def printable(text: str, keep_newlines: bool = False) -> str:
+    """Control and format characters as repr-style escapes: a file name cannot move the cursor,
+    recolour the terminal or forge a report line. JSON output keeps the exact text."""
+    if all(unicodedata.category(ch) not in _CONTROL or (keep_newlines and ch in "\n\t") for ch in text):
+        return text
+    return "".join(
+        ch if unicodedata.category(ch) not in _CONTROL or (keep_newlines and ch in "\n\t") else repr(ch)[1:-1]
+        for ch in text
+    )
+
+
+def safe(text: object, keep_newlines: bool = False) -> str:
+    """Escaped for the terminal and for rich markup."""
+    return escape(printable(str(text), keep_newlines))
 
 
 @contextmanager
 def progress_bar(enabled: bool, label: str) -> Iterator[Any]:
-    """A rich progress bar on a terminal; a no-op in --json mode or when piped."""
+    """A rich progress bar with a total and an ETA on a terminal; a no-op in --json mode or when piped."""
     if not enabled or not err.is_terminal:
         yield None
         return
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err, transient=True,
+        TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True,
     ) as bar:
         yield bar
 
 
-def _open_store(store: Optional[str], index_prefix: Optional[str], settings: Settings | None = None, *, create: bool = True):
+def _file_total(corpus: Path) -> Optional[int]:
+    """How many files the reading phase will see (for the bar's total and ETA)."""
+    from ingest.corpus import discover
+
+    try:
+        return len(discover(corpus))
+    except Exception:  # noqa: BLE001 - the scan itself reports what cannot be read
+        return None
+
+
+def _connection(
+    store: Optional[str], index_prefix: Optional[str], cloud_id: Optional[str] = None, ca_certs: Optional[str] = None,
+    fingerprint: Optional[str] = None, no_verify_certs: bool = False, timeout: Optional[float] = None,
+) -> ConnectionConfig:
+    """The store to use, from the flags and the environment (ingest.config)."""
+    check_environment()
+    return resolve(
+        store, index_prefix=index_prefix, cloud_id=cloud_id, ca_certs=ca_certs, ssl_assert_fingerprint=fingerprint,
+        verify_certs=not no_verify_certs, timeout=timeout,
+    )
+
+
+def _announce(config: ConnectionConfig, as_json: bool) -> None:
+    """Say which store is used (stderr in human mode; the JSON output carries "store")."""
+    for warning in config.warnings:
+        err.print(f"[yellow]warning:[/yellow] {safe(warning)}")
+    if not as_json:
+        err.print(safe(config.describe()), style="dim")
+
+
+def _open_store(config: ConnectionConfig, settings=None, *, create: bool = True):
     """``create=False`` for commands that only read: a mistyped SQLite path is an error, not a new empty index."""
     from ingest.store import open_store
 
-    return open_store(store, index_prefix, settings=settings, create=create)
+    return open_store(config, settings=settings, create=create)
 
 
 def _corpus_dir(corpus: Path) -> Path:
     if not corpus.is_dir():
-        raise CommandError(USAGE, f"{corpus}: not a folder (expected CORPUS/documents/…)")
+        raise CommandError(USAGE, f"{printable(str(corpus))}: not a folder (expected CORPUS/documents/…)")
     if not (corpus / "documents").is_dir():
-        raise CommandError(USAGE, f"{corpus}: has no documents/ folder (see the README: corpus layout)")
+        raise CommandError(USAGE, f"{printable(str(corpus))}: has no documents/ folder (see the README: corpus layout)")
     return corpus
 
 
 def _labels_for(store, role: str) -> tuple[str, ...]:
-    from ingest.pipeline import roles_from_meta
+    from ingest.api import labels_for_role
 
-    meta = store.get_meta()
-    roles = roles_from_meta(meta, Settings())
-    if role not in roles:
-        known = f"{'roles in this index' if 'roles' in meta else 'default roles'}: {', '.join(sorted(roles))}"
-        hint = " (the default; pass --role)" if role == "public" else ""
-        raise CommandError(USAGE, f"unknown role {role!r}{hint}; {known}")
-    return roles[role]
+    return labels_for_role(store, role)
 
 
 def _as_of(value: Optional[str]) -> Optional[date]:
@@ -141,9 +253,15 @@ def _version_callback(value: bool) -> None:
         raise typer.Exit()
 
 
+def _debug_callback(value: bool) -> None:
+    global _debug
+    _debug = _debug or value
+
+
 @app.callback()
 def root(
     version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True, help="Show the version."),
+    debug: bool = typer.Option(False, "--debug", callback=_debug_callback, is_eager=True, help="Tracebacks for internal errors (env INGEST_DEBUG=1)."),
 ) -> None:
     """ingest: every answer traceable to its passage, version and page."""
 
@@ -162,7 +280,7 @@ def parse(
 
     with handled(as_json):
         if not file.exists():
-            raise CommandError(USAGE, f"{file}: no such file")
+            raise CommandError(USAGE, f"{printable(str(file))}: no such file")
         if not file.is_file():
             raise CommandError(USAGE, f"{file}: not a file")
         if format_of(file) is None:
@@ -182,7 +300,7 @@ def parse(
             emit_json({"source": str(file), "format": doc.format, "metadata": dict(doc.metadata),
                        "text": doc.text, "blocks": blocks, "page_starts": list(doc.page_starts)})
             return
-        out.print(f"[bold]{escape(str(file))}[/bold]  format {doc.format}, {len(doc.text)} characters, {len(blocks)} blocks")
+        out.print(f"[bold]{safe(file)}[/bold]  format {doc.format}, {len(doc.text)} characters, {len(blocks)} blocks")
         out.print("[bold]metadata[/bold]")
         for key, value in sorted(doc.metadata.items()):
             out.print(f"  {key}: {escape(str(value))}")
@@ -202,36 +320,62 @@ def parse(
 
 def _print_problems(problems) -> None:
     for p in problems:
-        out.print(f"[red]✗ rejected[/red] {escape(p.source)}" + (f"  ({escape(p.doc_id)})" if p.doc_id else ""))
+        out.print(f"[red]✗ rejected[/red] {safe(p.source)}" + (f"  ({safe(p.doc_id)})" if p.doc_id else ""))
         for line in p.problems:
-            out.print(f"    - {escape(line)}")
+            out.print(f"    - {safe(line)}")
 
 
-@app.command()
+def _write_junit(path: Optional[Path], *suites) -> None:
+    if path is None:
+        return
+    from ingest import junit
+
+    try:
+        junit.write(path, *suites)
+    except OSError as exc:
+        raise CommandError(USAGE, f"--junit {printable(str(path))}: cannot write the report: {exc.strerror or exc}") from None
+
+
+@app.command(epilog=CORPUS_ENV)
 def validate(
     corpus: Path = typer.Argument(..., help="The corpus folder (with documents/, optional inventory.yaml and ingest.toml)."),
+    junit_file: Optional[Path] = JunitOpt,
+    quiet: bool = QuietOpt,
+    verbose: bool = VerboseOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Check every document's metadata and readability; list every problem; write nothing."""
     from ingest.corpus import scan_corpus
 
     with handled(as_json):
+        check_environment()
         corpus = _corpus_dir(corpus)
         settings = load_settings(corpus)
-        with progress_bar(not as_json, "validating") as bar:
-            task = bar.add_task("validating", total=None) if bar else None
+        started = time.perf_counter()
+        with progress_bar(not as_json and not quiet, "validating") as bar:
+            task = bar.add_task("reading", total=_file_total(corpus)) if bar else None
             scan = scan_corpus(corpus, settings, on_file=(lambda _: bar.advance(task)) if bar else None)
+        from ingest import junit
+
+        _write_junit(junit_file, junit.documents_suite("validate", [(d.source, d.meta.key) for d in scan.documents], scan.problems))
         if as_json:
             emit_json(scan.to_json())
         else:
-            _print_problems(scan.problems)
+            if not quiet:
+                _print_problems(scan.problems)
+            if verbose:
+                for d in scan.documents:
+                    out.print(f"  [green]✓[/green] {safe(d.source)}  {safe(d.meta.key)}  {d.meta.access}")
             formats = ", ".join(f"{n} {f}" for f, n in sorted(scan.formats.items()))
             access = ", ".join(f"{n} {a}" for a, n in sorted(scan.access_counts().items()))
             out.print(f"documents: {scan.seen} ({formats})")
             out.print(f"valid: {len(scan.documents)}   rejected: {len(scan.rejected)}")
-            out.print(f"access (valid): {access or '-'}")
-            if scan.defaulted_access:
-                out.print(f"access defaulted from ingest.toml: {scan.defaulted_access} document(s)")
+            if not quiet:
+                out.print(f"access (valid): {access or '-'}")
+                if scan.defaulted_access:
+                    out.print(f"access defaulted from ingest.toml: {scan.defaulted_access} document(s)")
+            if verbose:
+                out.print(f"({time.perf_counter() - started:.2f}s)")
         if not scan.ok:
             raise typer.Exit(FAILED)
 
@@ -239,7 +383,45 @@ def validate(
 # --- run ------------------------------------------------------------------------
 
 
-@app.command()
+def _run_suite(result):
+    """One case per document the run saw: rejected ones and those with chunks the store refused fail."""
+    from ingest import junit
+
+    suite = junit.Suite("run")
+    refused: dict[str, list[str]] = {}
+    chunk_source = {c.chunk_id: doc.source for doc, chunks, _ in result.plan.to_write for c in chunks}
+    for e in result.errors:
+        refused.setdefault(chunk_source.get(e.id, "(unknown document)"), []).append(f"chunk {e.id} refused by the store: {e.reason}")
+    for item in result.plan.items:
+        if item.action == "removed":
+            continue
+        reasons = refused.pop(item.source, [])
+        suite.add(item.source, f"ingest.run.{item.action}", reasons)
+    for p in result.plan.problems:
+        suite.add(p.source + (f" ({p.doc_id})" if p.doc_id else ""), "ingest.run.rejected", list(p.problems) or ["rejected"])
+    for source, reasons in refused.items():
+        suite.add(source, "ingest.run.refused", reasons)
+    return suite
+
+
+def _print_plan(result, dry_run: bool, verbose: bool) -> None:
+    items = [i for i in result.plan.items if verbose or dry_run or i.action != "unchanged"]
+    if dry_run:
+        out.print("[bold]plan[/bold] (dry run: nothing written)")
+    if len(items) > PLAN_LINES and not verbose:
+        counts: dict[str, int] = {}
+        for item in result.plan.items:
+            counts[item.action] = counts.get(item.action, 0) + 1
+        summary = ", ".join(f"{n} {action}" for action, n in sorted(counts.items()))
+        out.print(f"  plan: {summary}  ({len(items)} lines with --verbose or in --json)")
+        return
+    for item in items:
+        counts_text = f"+{item.write} −{item.delete}" if item.write or item.delete else ""
+        reason = f"  {safe(item.reason)}" if item.reason else ""
+        out.print(f"  {item.action:<9} {safe(item.key):<40} {counts_text:<10}{reason}")
+
+
+@app.command(epilog=STORE_ENV + " " + RUN_ENV)
 def run(
     corpus: Path = typer.Argument(..., help="The corpus folder."),
     store: Optional[str] = StoreOpt,
@@ -249,15 +431,27 @@ def run(
     overlap: Optional[int] = typer.Option(None, "--overlap", help="Words shared by consecutive windows (overlap chunker)."),
     full: bool = typer.Option(False, "--full", help="Rebuild everything and swap it in atomically."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan (new, changed, unchanged, removed, rejected); write nothing."),
+    strict: bool = typer.Option(False, "--strict", help="All or nothing: write nothing when any document is rejected."),
     accept_edits: bool = typer.Option(False, "--accept-edits", help="Replace documents whose content changed without a version bump."),
     wait: float = typer.Option(0.0, "--wait", help="Seconds to wait for another run's lock before giving up."),
     allow_empty: bool = typer.Option(False, "--allow-empty", help="Allow an empty documents/ folder to remove every stored document."),
+    junit_file: Optional[Path] = JunitOpt,
+    cloud_id: Optional[str] = CloudOpt,
+    ca_certs: Optional[str] = CaOpt,
+    fingerprint: Optional[str] = FingerprintOpt,
+    no_verify_certs: bool = NoVerifyOpt,
+    timeout: Optional[float] = TimeoutOpt,
+    quiet: bool = QuietOpt,
+    verbose: bool = VerboseOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Validate, chunk and write to the store: only what changed; what left the folder is deleted."""
+    with handled(as_json):
+        connection = _connection(store, index_prefix, cloud_id, ca_certs, fingerprint, no_verify_certs, timeout)
     from ingest import pipeline
 
-    with handled(as_json):
+    with handled(as_json, connection):
+        _announce(connection, as_json)
         corpus = _corpus_dir(corpus)
         settings = load_settings(corpus)
         base = settings.chunking
@@ -267,10 +461,10 @@ def run(
             base.overlap if overlap is None else overlap,
         )
         check_chunking(chunking, "options")
-        target = _open_store(store, index_prefix, settings)
+        target = _open_store(connection, settings)
         try:
-            with progress_bar(not as_json, "indexing") as bar:
-                scan_task = bar.add_task("reading", total=None) if bar else None
+            with progress_bar(not as_json and not quiet, "indexing") as bar:
+                total_files = _file_total(corpus) if bar else None
                 write_task = None
 
                 def on_progress(done: int, total: int) -> None:
@@ -281,42 +475,57 @@ def run(
                         write_task = bar.add_task("writing", total=total)
                     bar.update(write_task, completed=done, total=total)
 
-                result = pipeline.run(
-                    corpus, target, settings, chunking, full=full, dry_run=dry_run, accept_edits=accept_edits,
-                    lock_wait_s=wait, allow_empty=allow_empty, on_file=(lambda _: bar.advance(scan_task)) if bar else None, progress=on_progress,
-                )
+                def execute(dry: bool):
+                    scan_task = bar.add_task("reading", total=total_files) if bar else None
+                    try:
+                        return pipeline.run(
+                            corpus, target, settings, chunking, full=full, dry_run=dry, accept_edits=accept_edits,
+                            lock_wait_s=wait, allow_empty=allow_empty,
+                            on_file=(lambda _: bar.advance(scan_task)) if bar else None, progress=on_progress,
+                        )
+                    finally:
+                        if bar is not None:
+                            bar.remove_task(scan_task)
+
+                result = execute(dry_run or strict)
+                strict_refused = strict and not dry_run and bool(result.plan.problems)
+                if strict and not dry_run and not strict_refused:
+                    result = execute(False)
         finally:
             target.close()
+        _write_junit(junit_file, _run_suite(result))
         data = result.to_json()
+        if strict_refused:
+            data["strict"] = "refused: documents rejected, nothing written"
         if as_json:
             emit_json(data)
         else:
             _print_problems(result.plan.problems)
             for e in result.errors:
-                out.print(f"[red]✗ refused by the store[/red] chunk {e.id}: {escape(e.reason)}")
-            for line in result.plan.overrides:
-                out.print(f"[yellow]! override[/yellow] {escape(line)}")
-            if dry_run:
-                out.print("[bold]plan[/bold] (dry run: nothing written)")
-            for item in result.plan.items:
-                if item.action == "unchanged" and not dry_run:
-                    continue
-                counts = f"+{item.write} −{item.delete}" if item.write or item.delete else ""
-                reason = f"  {escape(item.reason)}" if item.reason else ""
-                out.print(f"  {item.action:<9} {escape(item.key):<40} {counts:<10}{reason}")
+                out.print(f"[red]✗ refused by the store[/red] chunk {e.id}: {safe(e.reason)}")
+            if not quiet:
+                for line in result.plan.overrides:
+                    out.print(f"[yellow]! override[/yellow] {safe(line)}")
+                if not strict_refused:
+                    _print_plan(result, dry_run, verbose)
             d, c = data["documents"], data["chunks"]
             repaired = data["repaired"]
             if repaired and any(repaired.values()):
                 out.print(f"repaired an interrupted run: {repaired['orphan_chunks']} orphan chunks deleted, {repaired['incomplete_documents']} incomplete documents redone")
-            if d["defaulted_access"]:
+            if d["defaulted_access"] and not quiet:
                 out.print(f"access defaulted from ingest.toml: {d['defaulted_access']} document(s)")
+            if strict_refused:
+                out.print(f"[red]--strict:[/red] {d['rejected']} document(s) rejected; nothing written")
             verb = "would be" if dry_run else ""
             out.print(
                 f"documents: {d['seen']} seen, {d['indexed']} indexed, {d['unchanged']} unchanged, "
                 f"{d['rejected']} rejected, {d['removed']} removed"
             )
             out.print(f"chunks: {c['written']} written, {c['deleted']} deleted, {c['total']} total {verb}".rstrip())
-            out.print(f"store: {escape(result.store)}   ({data['elapsed_s']:.2f}s)")
+            if not quiet:
+                out.print(f"store: {safe(result.store)}   ({data['elapsed_s']:.2f}s)")
+            if verbose and d["seen"]:
+                out.print(f"timing: {data['elapsed_s'] / d['seen'] * 1000:.1f} ms per document, {c['written'] / max(data['elapsed_s'], 1e-9):.0f} chunks/s written")
         if not result.ok:
             raise typer.Exit(FAILED)
 
@@ -324,7 +533,7 @@ def run(
 # --- search -------------------------------------------------------------------
 
 
-@app.command()
+@app.command(epilog=STORE_ENV)
 def search(
     query: str = typer.Argument(..., help="Words to search for (BM25)."),
     top: int = typer.Option(5, "--top", "-k", min=1, max=1000, help="How many hits."),
@@ -333,31 +542,40 @@ def search(
     doc_id: Optional[str] = typer.Option(None, "--doc-id", help="Only this document."),
     store: Optional[str] = StoreOpt,
     index_prefix: Optional[str] = PrefixOpt,
+    cloud_id: Optional[str] = CloudOpt,
+    ca_certs: Optional[str] = CaOpt,
+    fingerprint: Optional[str] = FingerprintOpt,
+    no_verify_certs: bool = NoVerifyOpt,
+    timeout: Optional[float] = TimeoutOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """BM25 search with the role's access and the as-of date applied inside the store."""
+    from ingest.api import Index
+
     with handled(as_json):
+        connection = _connection(store, index_prefix, cloud_id, ca_certs, fingerprint, no_verify_certs, timeout)
+    with handled(as_json, connection):
+        _announce(connection, as_json)
         day = _as_of(as_of)
-        target = _open_store(store, index_prefix, create=False)
+        index = Index(_open_store(connection, create=False), connection)
         try:
-            target.check()
-            labels = _labels_for(target, role)
-            hits = target.search(query, labels, day, top=top, doc_id=doc_id, role=role)
+            index.store.check()
+            hits = index.search(query, role=role, as_of=day, top=top, doc_id=doc_id)
         finally:
-            target.close()
+            index.close()
         if as_json:
             keys = ("chunk_id", "doc_id", "version", "title", "section", "sections", "pages", "start", "end", "access", "score", "text")
-            emit_json({"query": query, "role": role, "as_of": day.isoformat() if day else None,
+            emit_json({"query": query, "role": role, "as_of": day.isoformat() if day else None, "store": connection.display,
                        "hits": [{k: h.to_json()[k] for k in keys} for h in hits]})
             return
         if not hits:
-            out.print(f"no hits for {query!r} (role {role}, as of {day or 'any date'})")
+            out.print(f"no hits for {safe(repr(query))} (role {safe(role)}, as of {day or 'any date'})")
             return
         for n, hit in enumerate(hits, start=1):
             c = hit.chunk
             pages = f"  pages {c.pages[0]}-{c.pages[-1]}" if c.pages else ""
-            out.print(f"[bold]{n}. {c.short_id}[/bold]  {escape(c.title)}  v{escape(c.version)}  § {escape(c.section or '-')}{pages}  score {hit.score:.2f}")
-            out.print(f"   {escape(_snippet(c.text))}")
+            out.print(f"[bold]{n}. {c.short_id}[/bold]  {safe(c.title)}  v{safe(c.version)}  § {safe(c.section or '-')}{pages}  score {hit.score:.2f}")
+            out.print(f"   {safe(_snippet(c.text))}")
 
 
 def _listing(values: list[str], most: int = 10) -> str:
@@ -377,172 +595,255 @@ def chunk_line(c) -> str:
     return f"{c.short_id} v{c.version} #{c.position} chars {c.start}-{c.end} pages {pages} | {c.word_count} words | {c.section}"
 
 
-@app.command()
+@app.command(epilog=STORE_ENV)
 def chunks(
     doc_id: str = typer.Argument(..., help="The document's doc_id."),
     version: Optional[str] = typer.Option(None, "--version", help="Only this version (default: every stored version)."),
     store: Optional[str] = StoreOpt,
     index_prefix: Optional[str] = PrefixOpt,
+    cloud_id: Optional[str] = CloudOpt,
+    ca_certs: Optional[str] = CaOpt,
+    fingerprint: Optional[str] = FingerprintOpt,
+    no_verify_certs: bool = NoVerifyOpt,
+    timeout: Optional[float] = TimeoutOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """A document's chunks in order: short_id vV #pos chars S-E pages P | N words | section."""
+    from ingest.store import require_ingest_index
+
     with handled(as_json):
-        target = _open_store(store, index_prefix, create=False)
+        connection = _connection(store, index_prefix, cloud_id, ca_certs, fingerprint, no_verify_certs, timeout)
+    with handled(as_json, connection):
+        _announce(connection, as_json)
+        target = _open_store(connection, create=False)
         try:
             target.check()
             found = target.document_chunks(doc_id, version)
+            if not found:
+                require_ingest_index(target)
         finally:
             target.close()
         if not found:
             raise CommandError(FAILED, f"no chunks for doc_id {doc_id!r}" + (f" version {version!r}" if version else ""))
         if as_json:
-            emit_json({"doc_id": doc_id, "chunks": [c.to_json() for c in found]})
+            emit_json({"doc_id": doc_id, "store": connection.display, "chunks": [c.to_json() for c in found]})
             return
         for c in found:
-            out.print(escape(chunk_line(c)))
+            out.print(safe(chunk_line(c)))
 
 
-@app.command()
+@app.command(epilog=STORE_ENV)
 def show(
     chunk_id: str = typer.Argument(..., help="A chunk ID or any unique prefix of 8+ characters."),
     context: int = typer.Option(0, "--context", "-C", min=0, help="Also show N neighbours each side (same document version)."),
     store: Optional[str] = StoreOpt,
     index_prefix: Optional[str] = PrefixOpt,
+    cloud_id: Optional[str] = CloudOpt,
+    ca_certs: Optional[str] = CaOpt,
+    fingerprint: Optional[str] = FingerprintOpt,
+    no_verify_certs: bool = NoVerifyOpt,
+    timeout: Optional[float] = TimeoutOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """The full record of a chunk and its citation; --context N adds its neighbours."""
+    from ingest.store import require_ingest_index
+    from ingest.store.base import ChunkNotFound
+
     with handled(as_json):
+        connection = _connection(store, index_prefix, cloud_id, ca_certs, fingerprint, no_verify_certs, timeout)
+    with handled(as_json, connection):
+        _announce(connection, as_json)
         if len(chunk_id.strip()) < MIN_PREFIX or not all(ch in "0123456789abcdefABCDEF" for ch in chunk_id.strip()):
-            raise CommandError(USAGE, f"{chunk_id!r} is not a chunk ID: give the ID or a prefix of {MIN_PREFIX}+ hex characters")
-        target = _open_store(store, index_prefix, create=False)
+            raise CommandError(USAGE, f"{printable(repr(chunk_id))} is not a chunk ID: give the ID or a prefix of {MIN_PREFIX}+ hex characters")
+        target = _open_store(connection, create=False)
         try:
             target.check()
-            chunk = target.get_chunk(chunk_id)
+            try:
+                chunk = target.get_chunk(chunk_id)
+            except ChunkNotFound:
+                require_ingest_index(target)
+                raise
             before, after = target.neighbours(chunk, context)
         finally:
             target.close()
         if as_json:
-            emit_json({"chunk": chunk.to_json(), "citation": chunk.citation(),
+            emit_json({"chunk": chunk.to_json(), "citation": chunk.citation(), "store": connection.display,
                        "before": [c.to_json() for c in before], "after": [c.to_json() for c in after]})
             return
-        out.print(f"[bold]{escape(chunk.citation())}[/bold]")
+        out.print(f"[bold]{safe(chunk.citation())}[/bold]")
         for key, value in chunk.to_json().items():
             if key != "text":
-                out.print(f"  {key}: {escape(json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else str(value))}")
+                out.print(f"  {key}: {safe(json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else str(value))}")
         for c in before:
-            out.print(f"[dim]── #{c.position} {c.short_id} § {escape(c.section)}[/dim]")
-            out.print(f"[dim]{escape(c.text)}[/dim]")
-        out.print(f"[bold]── #{chunk.position} {chunk.short_id} § {escape(chunk.section)}[/bold]")
-        out.print(escape(chunk.text))
+            out.print(f"[dim]── #{c.position} {c.short_id} § {safe(c.section)}[/dim]")
+            out.print(f"[dim]{safe(c.text, keep_newlines=True)}[/dim]")
+        out.print(f"[bold]── #{chunk.position} {chunk.short_id} § {safe(chunk.section)}[/bold]")
+        out.print(safe(chunk.text, keep_newlines=True))
         for c in after:
-            out.print(f"[dim]── #{c.position} {c.short_id} § {escape(c.section)}[/dim]")
-            out.print(f"[dim]{escape(c.text)}[/dim]")
+            out.print(f"[dim]── #{c.position} {c.short_id} § {safe(c.section)}[/dim]")
+            out.print(f"[dim]{safe(c.text, keep_newlines=True)}[/dim]")
 
 
 # --- verify / eval / stats -------------------------------------------------------
 
 
-@app.command()
+@app.command(epilog=STORE_ENV + " " + CORPUS_ENV)
 def verify(
     corpus: Path = typer.Argument(..., help="The corpus folder the store was built from."),
     store: Optional[str] = StoreOpt,
     index_prefix: Optional[str] = PrefixOpt,
+    cloud_id: Optional[str] = CloudOpt,
+    ca_certs: Optional[str] = CaOpt,
+    fingerprint: Optional[str] = FingerprintOpt,
+    no_verify_certs: bool = NoVerifyOpt,
+    timeout: Optional[float] = TimeoutOpt,
+    quiet: bool = QuietOpt,
+    verbose: bool = VerboseOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Re-parse every source: every stored chunk must equal its characters; store and folder agree."""
+    with handled(as_json):
+        connection = _connection(store, index_prefix, cloud_id, ca_certs, fingerprint, no_verify_certs, timeout)
     from ingest import pipeline
 
-    with handled(as_json):
+    with handled(as_json, connection):
+        _announce(connection, as_json)
         corpus = _corpus_dir(corpus)
         settings = load_settings(corpus)
-        target = _open_store(store, index_prefix, settings, create=False)
+        target = _open_store(connection, settings, create=False)
+        started = time.perf_counter()
         try:
-            result = pipeline.verify(corpus, target, settings)
+            with progress_bar(not as_json and not quiet, "verifying") as bar:
+                task = bar.add_task("re-reading", total=_file_total(corpus)) if bar else None
+                result = pipeline.verify(corpus, target, settings, on_file=(lambda _: bar.advance(task)) if bar else None)
         finally:
             target.close()
         data = result.to_json()
         if as_json:
-            emit_json(data)
+            emit_json({**data, "store": connection.display})
         else:
             out.print(f"chunks checked: {result.chunks}")
             for name in ("untraceable", "missing_in_store", "stale_in_store", "orphan_chunks", "incomplete_documents"):
                 values = data[name]
+                if quiet and not values:
+                    continue
                 mark = "[green]✓[/green]" if not values else "[red]✗[/red]"
-                out.print(f"{mark} {name.replace('_', ' ')}: {len(values)}" + (f"  {escape(_listing(values))}" if values else ""))
-            if result.edited_in_folder:
+                shown = values if verbose else _listing(values)
+                out.print(f"{mark} {name.replace('_', ' ')}: {len(values)}" + (f"  {safe(shown if isinstance(shown, str) else ', '.join(shown))}" if values else ""))
+            if result.edited_in_folder and not quiet:
                 out.print(
                     f"[yellow]![/yellow] edited in the folder without a version bump: {len(result.edited_in_folder)}  "
-                    f"{escape(_listing(result.edited_in_folder))}\n"
+                    f"{safe(_listing(result.edited_in_folder))}\n"
                     "  (the store keeps citing the bytes it indexed; bump the version, or `ingest run --accept-edits`)"
                 )
-            if result.problems:
+            if result.problems and not quiet:
                 out.print(f"(rejected documents in the folder, not checked: {len(result.problems)})")
+            if verbose:
+                out.print(f"({time.perf_counter() - started:.2f}s)")
         if not result.ok:
             raise typer.Exit(FAILED)
 
 
-@app.command(name="eval")
+@app.command(name="eval", epilog=STORE_ENV)
 def eval_(
     questions: Path = typer.Argument(..., help="questions.yaml"),
     top: int = typer.Option(5, "--top", "-k", min=1, help="k for hit@k."),
+    min_hit_at_k: Optional[float] = typer.Option(None, "--min-hit-at-k", min=0.0, max=1.0, help="Gate: exit 1 when hit@k is below this (0–1).", show_default=False),
+    max_leaks: int = typer.Option(0, "--max-leaks", min=0, help="Gate: exit 1 when more leaks than this."),
+    junit_file: Optional[Path] = JunitOpt,
     store: Optional[str] = StoreOpt,
     index_prefix: Optional[str] = PrefixOpt,
+    cloud_id: Optional[str] = CloudOpt,
+    ca_certs: Optional[str] = CaOpt,
+    fingerprint: Optional[str] = FingerprintOpt,
+    no_verify_certs: bool = NoVerifyOpt,
+    timeout: Optional[float] = TimeoutOpt,
+    quiet: bool = QuietOpt,
+    verbose: bool = VerboseOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """hit@k and MRR overall and per category, the missed questions, and every leak."""
-    from ingest.evaluate import evaluate, load_questions
+    """hit@k and MRR overall and per category, the missed questions, and every leak; with the
+    gates, exit 1 below --min-hit-at-k or above --max-leaks (an empty store never passes)."""
+    from ingest.api import Index
+    from ingest.evaluate import evaluate, gate_failures, load_questions
+    from ingest.store import require_ingest_index
 
     with handled(as_json):
+        connection = _connection(store, index_prefix, cloud_id, ca_certs, fingerprint, no_verify_certs, timeout)
+    with handled(as_json, connection):
+        _announce(connection, as_json)
         qs = load_questions(questions)
-        target = _open_store(store, index_prefix, create=False)
+        index = Index(_open_store(connection, create=False), connection)
+        started = time.perf_counter()
         try:
-            target.check()
-            roles_labels = {}
-
-            def labels(role: str):
-                if role not in roles_labels:
-                    roles_labels[role] = _labels_for(target, role)
-                return roles_labels[role]
+            index.store.check()
 
             def ask(q):
-                return target.search(q.question, labels(q.role), q.as_of or date.today(), top=top, role=q.role)
+                return index.store.search(q.question, index.labels_for(q.role), q.as_of or date.today(), top=top, role=q.role)
 
-            result = evaluate(qs, ask, labels, k=top)
+            result = evaluate(qs, ask, index.labels_for, k=top)
+            if qs and result.returned == 0:
+                require_ingest_index(index.store)
         finally:
-            target.close()
+            index.close()
+        failures = gate_failures(result, min_hit_at_k, max_leaks)
+        from ingest import junit
+
+        _write_junit(junit_file, junit.questions_suite(result, failures))
         if as_json:
-            emit_json(result.to_json())
+            emit_json({**result.to_json(), "store": connection.display, "gate": {"passed": not failures, "failures": failures}})
         else:
             scored = result.questions - result.no_answer
             out.print(
                 f"questions: {result.questions}   hit@{top}: {result.hit_at_k:.3f}   MRR: {result.mrr:.3f}"
                 f"   (over the {scored} questions with relevant passages)"
             )
-            for cat, values in result.by_category.items():
-                out.print(f"  {cat:<14} {values['questions']:>3} questions   hit@{top} {values['hit_at_k']:.3f}")
-            out.print(f"missed: {', '.join(result.missed) or '-'}")
+            if not quiet:
+                for cat, values in result.by_category.items():
+                    out.print(f"  {safe(cat):<14} {values['questions']:>3} questions   hit@{top} {values['hit_at_k']:.3f}")
+                out.print(f"missed: {safe(', '.join(result.missed)) or '-'}")
+            if verbose:
+                for o in result.outcomes:
+                    mark = "[green]✓[/green]" if o.passed else "[red]✗[/red]"
+                    rank = f"rank {o.rank}" if o.rank else "-"
+                    out.print(f"  {mark} {safe(o.id)} ({safe(o.role)}) {rank}" + "".join(f"\n      {safe(r)}" for r in o.reasons))
+                out.print(f"({time.perf_counter() - started:.2f}s)")
             if result.leaks:
                 for leak in result.leaks:
-                    out.print(f"[red]LEAK[/red] {leak['id']}: {leak['chunk_id'][:12]} from {leak['doc_id']}")
+                    out.print(f"[red]LEAK[/red] {safe(leak['id'])}: {leak['chunk_id'][:12]} from {safe(leak['doc_id'])}")
             else:
                 out.print("leaks: 0")
-        if result.leaks:
+            for failure in failures:
+                out.print(f"[red]✗ gate:[/red] {safe(failure)}")
+        if failures:
             raise typer.Exit(FAILED)
 
 
-@app.command()
+@app.command(epilog=STORE_ENV)
 def stats(
     store: Optional[str] = StoreOpt,
     index_prefix: Optional[str] = PrefixOpt,
+    cloud_id: Optional[str] = CloudOpt,
+    ca_certs: Optional[str] = CaOpt,
+    fingerprint: Optional[str] = FingerprintOpt,
+    no_verify_certs: bool = NoVerifyOpt,
+    timeout: Optional[float] = TimeoutOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Counts in the store by access, status, format and version."""
+    from ingest.store import require_ingest_index
+
     with handled(as_json):
-        target = _open_store(store, index_prefix, create=False)
+        connection = _connection(store, index_prefix, cloud_id, ca_certs, fingerprint, no_verify_certs, timeout)
+    with handled(as_json, connection):
+        _announce(connection, as_json)
+        target = _open_store(connection, create=False)
         try:
             target.check()
             counts = target.counts()
             meta = target.get_meta()
+            if not counts["totals"]["chunks"] and not counts["totals"]["documents"] and not meta:
+                require_ingest_index(target)
         finally:
             target.close()
         if as_json:
@@ -550,31 +851,45 @@ def stats(
             emit_json({"store": target.name, **counts, "meta": decoded})
             return
         totals = counts.pop("totals")
-        out.print(f"store: {escape(target.name)}   documents: {totals['documents']}   chunks: {totals['chunks']}")
+        out.print(f"store: {safe(target.name)}   documents: {totals['documents']}   chunks: {totals['chunks']}")
         if meta:
-            out.print(f"built {meta.get('built_at', '?')} with chunker {meta.get('chunker')} size {meta.get('size')}, parser v{meta.get('parser_version')}")
+            out.print(f"built {safe(meta.get('built_at', '?'))} with chunker {safe(meta.get('chunker'))} size {safe(meta.get('size'))}, parser v{safe(meta.get('parser_version'))}")
         for field, values in counts.items():
-            out.print(f"chunks by {field}: " + (", ".join(f"{k} {v}" for k, v in values.items()) or "-"))
+            out.print(f"chunks by {field}: " + (", ".join(f"{safe(k)} {v}" for k, v in values.items()) or "-"))
 
 
 def main() -> None:
     """The console script: typer's app, with its own usage errors (a missing argument, --top 0)
-    also given as one JSON object on stdout when --json was asked for."""
+    also given as one JSON object on stdout when --json was asked for; anything unexpected is
+    exit 4 with one line (the traceback with --debug anywhere on the line, or INGEST_DEBUG=1)."""
+    global _debug
     try:  # typer >= 0.20 carries its own click; older ones use click itself
         from typer._click.exceptions import ClickException
     except ImportError:  # pragma: no cover
         from click.exceptions import ClickException
 
+    args = sys.argv[1:]
+    if "--debug" in args:  # accepted after the command too: `ingest run corpus --debug`
+        _debug = True
+        args = [a for a in args if a != "--debug"]
     try:
-        code = app(standalone_mode=False)
+        code = app(args=args, prog_name="ingest", standalone_mode=False)
     except ClickException as exc:
-        if "--json" in sys.argv[1:]:
+        if "--json" in args:
             emit_json({"error": exc.format_message(), "exit_code": exc.exit_code})
         exc.show()
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         err.print("aborted")
         sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - outside any command's handler: still one line
+        if _debug or debug_enabled():
+            traceback.print_exc(file=sys.stderr)
+        message = f"internal error (a bug in ingest {__version__}): {type(exc).__name__}: {exc}"
+        if "--json" in args:
+            emit_json({"error": message, "exit_code": INTERNAL})
+        err.print(f"[red]error:[/red] {safe(message)}")
+        sys.exit(INTERNAL)
     sys.exit(code if isinstance(code, int) else 0)
 
 

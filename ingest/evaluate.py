@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -95,6 +95,18 @@ def is_hit(hit: Hit, relevant: Sequence[Relevant]) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class QuestionOutcome:
+    """One question's result (a JUnit test case): passed, or why not."""
+
+    id: str
+    category: str
+    role: str
+    rank: int | None  # rank of the first relevant hit; None when missed or a no-answer question
+    passed: bool
+    reasons: tuple[str, ...] = ()
+
+
 @dataclass
 class EvalResult:
     k: int
@@ -105,6 +117,8 @@ class EvalResult:
     missed: list[str]
     leaks: list[dict[str, str]]
     no_answer: int = 0  # questions without relevant entries (not in hit@k or MRR)
+    outcomes: list[QuestionOutcome] = field(default_factory=list)
+    returned: int = 0  # hits returned over all questions: 0 means an empty store or a wrong target
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -129,28 +143,44 @@ def evaluate(
     rr_total = 0.0
     by_cat: dict[str, dict[str, Any]] = {}
     missed, leaks = [], []
+    outcomes: list[QuestionOutcome] = []
+    returned = 0
     for q in questions:
         try:
             allowed = set(labels_for_role(q.role))
         except Exception as exc:  # an unknown role: name the question that asked for it
             raise QuestionsError(f"question {q.id}: {exc}") from None
         hits = search(q)[:k]
+        returned += len(hits)
+        reasons: list[str] = []
         for hit in hits:
             # A leak is a chunk above the role: a forbidden document the role may read is a
             # wrong answer (below), not a leak.
             if hit.chunk.access not in allowed:
                 leaks.append({"id": q.id, "chunk_id": hit.chunk.chunk_id, "doc_id": hit.chunk.doc_id})
+                reasons.append(
+                    f"LEAK: chunk {hit.chunk.chunk_id} of {hit.chunk.doc_id} (access {hit.chunk.access}) "
+                    f"returned to role {q.role}"
+                )
         cat = by_cat.setdefault(q.category, {"questions": 0, "hits": 0})
         cat["questions"] += 1
         if not q.relevant:
             # A no-answer question is answered when nothing forbidden came back.
-            ok = not any(h.chunk.doc_id in q.forbidden for h in hits)
+            forbidden = sorted({h.chunk.doc_id for h in hits if h.chunk.doc_id in q.forbidden})
+            ok = not forbidden
             cat["hits"] += ok
             if not ok:
                 missed.append(q.id)
+                reasons.append(f"forbidden document(s) returned: {', '.join(forbidden)}")
+            outcomes.append(QuestionOutcome(q.id, q.category, q.role, None, not reasons, tuple(reasons)))
             continue
         scored += 1
         rank = next((i for i, h in enumerate(hits, start=1) if is_hit(h, q.relevant)), None)
+        wanted = ", ".join(f"{r.doc_id}@{r.version or '*'} § {r.section or '*'}" for r in q.relevant)
+        got = ", ".join(f"{h.chunk.doc_id}@{h.chunk.version} § {h.chunk.section}" for h in hits) or "nothing"
+        if rank is None:
+            reasons.insert(0, f"missed: no relevant passage in the top {k} (wanted {wanted}; got {got})")
+        outcomes.append(QuestionOutcome(q.id, q.category, q.role, rank, not reasons, tuple(reasons)))
         if rank is None:
             missed.append(q.id)
         else:
@@ -169,4 +199,19 @@ def evaluate(
         missed=missed,
         leaks=leaks,
         no_answer=len(questions) - scored,
+        outcomes=outcomes,
+        returned=returned,
     )
+
+
+def gate_failures(result: EvalResult, min_hit_at_k: float | None = None, max_leaks: int = 0) -> list[str]:
+    """Why this evaluation fails its gate (empty: it passes). An evaluation whose searches all
+    came back empty never passes: that is an empty store or a wrong target, not a good score."""
+    failures = []
+    if result.questions and result.returned == 0:
+        failures.append("no question got any passage back: the store is empty or this is the wrong store/prefix")
+    if min_hit_at_k is not None and result.hit_at_k < min_hit_at_k:
+        failures.append(f"hit@{result.k} {result.hit_at_k:.3f} is below --min-hit-at-k {min_hit_at_k:g}")
+    if len(result.leaks) > max_leaks:
+        failures.append(f"{len(result.leaks)} leak(s), more than --max-leaks {max_leaks}")
+    return failures

@@ -1,30 +1,82 @@
-"""Stores behind one interface (:class:`ingest.store.base.Store`): embedded SQLite and Elasticsearch."""
+"""Stores behind one interface (:class:`ingest.store.base.Store`): embedded SQLite and Elasticsearch.
+
+Which store and how to reach it is decided once by :mod:`ingest.config`; :func:`open_store`
+takes that decision (a :class:`~ingest.config.ConnectionConfig`) and opens the store.
+"""
 
 from __future__ import annotations
 
-import os
+import inspect
 
-from ingest.store.base import Store, StoreConfigError
+from ingest.config import DEFAULT_SQLITE, ConfigError, ConnectionConfig, resolve
+from ingest.store.base import Store, StoreConfigError, StoreError, StoreUnavailable
 
-DEFAULT_SQLITE = ".ingest/index.sqlite"
+__all__ = ["DEFAULT_SQLITE", "NoIngestIndex", "Store", "open_store", "require_ingest_index", "resolve_store_url"]
+
+
+class NoIngestIndex(StoreUnavailable):
+    """The store answers but `ingest run` never wrote there (wrong prefix, wrong cluster): exit 3."""
 
 
 def resolve_store_url(store: str | None) -> str:
-    """--store, else INGEST_STORE, else the embedded default."""
-    return store or os.environ.get("INGEST_STORE") or f"sqlite:///{DEFAULT_SQLITE}"
+    """--store, else the environment (see ingest.config), else the embedded default."""
+    return resolve(store).url or "elastic-cloud"
 
 
-def open_store(store: str | None = None, index_prefix: str | None = None, settings=None, create: bool = True) -> Store:
-    """The store a URL names. ``create=False``: an embedded store that does not exist yet is
-    an error on first use (for commands that only read), instead of a new empty file."""
-    url = resolve_store_url(store)
-    if url.startswith("sqlite:///"):
+def open_store(
+    config: ConnectionConfig | str | None = None,
+    index_prefix: str | None = None,
+    settings=None,
+    create: bool = True,
+) -> Store:
+    """The store a connection configuration names (a URL string or None resolves it here).
+
+    ``create=False``: an embedded store that does not exist yet is an error on first use (for
+    commands that only read), instead of a new empty file."""
+    if not isinstance(config, ConnectionConfig):
+        config = resolve(config, index_prefix=index_prefix)
+    elif index_prefix:
+        from dataclasses import replace
+
+        config = replace(config, index_prefix=index_prefix)
+    if config.kind == "sqlite":
         from ingest.store.sqlite import SQLiteStore
 
-        return SQLiteStore(url[len("sqlite:///"):], create=create)
-    if url.startswith(("http://", "https://")):
-        from ingest.store.elasticsearch import ElasticsearchStore
+        return SQLiteStore(config.sqlite_path, create=create)
+    from ingest.store.elasticsearch import ElasticsearchStore
 
-        prefix = index_prefix or os.environ.get("INGEST_INDEX_PREFIX") or "ingest"
-        return ElasticsearchStore(url, prefix=prefix, settings=settings)
-    raise StoreConfigError(f"unknown store {url!r}: use sqlite:///PATH or http(s)://host:9200")
+    kwargs = {"settings": settings, "connection": config}
+    if config.analyzer:
+        kwargs["analyzer"] = config.analyzer
+    if config.timeout:
+        # The store's own deadline for a sick cluster, when it has one; else per request.
+        params = inspect.signature(ElasticsearchStore).parameters
+        kwargs["timeout" if "timeout" in params else "request_timeout"] = config.timeout
+    try:
+        return ElasticsearchStore(config.url or config.display, prefix=config.index_prefix, **kwargs)
+    except ConfigError as exc:
+        raise StoreConfigError(str(exc)) from None
+
+
+def require_ingest_index(store: Store, role: str | None = None) -> None:
+    """Raise NoIngestIndex when an Elasticsearch prefix holds no ingest index (a reader's empty
+    answer must not look like "no hits"). Called when a read found nothing, so the happy path
+    costs no request. Credentials that may not look (403) are left to the read that follows."""
+    from ingest.store.elasticsearch import ElasticsearchStore
+
+    if not isinstance(store, ElasticsearchStore):
+        return
+    from elasticsearch import AuthorizationException, NotFoundError
+
+    targets = ([store.role_alias(role)] if role else []) + [store.all_alias]
+    for target in targets:
+        try:
+            store.es.options(request_timeout=10).search(index=target, size=0, track_total_hits=False)
+            return
+        except NotFoundError:
+            continue
+        except AuthorizationException:
+            return  # exists or not, these credentials may not see it; the read itself says 403
+        except Exception:  # noqa: BLE001 - connection trouble is the read's to report
+            return
+    raise NoIngestIndex(f"no ingest index at prefix {store.prefix!r} on {store.name} (wrong --index-prefix or store? run `ingest run` first)")

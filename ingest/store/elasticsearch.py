@@ -67,6 +67,7 @@ from elasticsearch import (
 )
 from elasticsearch.helpers import streaming_bulk
 
+from ingest.config import ConnectionConfig
 from ingest.model import MIN_PREFIX, Chunk, DocumentRecord, Hit
 from ingest.settings import Settings, SettingsError
 from ingest.store.base import (
@@ -173,6 +174,7 @@ class ElasticsearchStore:
         request_timeout: float = 30.0,
         client: Elasticsearch | None = None,
         build: str | None = None,
+        connection: ConnectionConfig | None = None,
     ):
         self.url = url.rstrip("/")
         self.name = _without_credentials(self.url)
@@ -192,7 +194,8 @@ class ElasticsearchStore:
         if not NAME_PART.match(prefix):
             raise SettingsError(f"index prefix {prefix!r}: use lowercase letters, digits, '.', '_' and '-'")
         self._owns_client = client is None
-        self.es = client or _connect(self.url, request_timeout)
+        self.connection = connection
+        self.es = client or _connect(self.url, request_timeout, connection)
         # A pinned build: this object writes to and reads from that build's concrete indices
         # (used inside full_rebuild). None: the live layout behind the aliases.
         self._build = build
@@ -816,19 +819,13 @@ class ElasticsearchStore:
 # --- small helpers -------------------------------------------------------------------------------
 
 
-def _connect(url: str, request_timeout: float) -> Elasticsearch:
-    kwargs: dict[str, Any] = {
-        "request_timeout": request_timeout,
-        "max_retries": 3,
-        "retry_on_timeout": True,
-    }
-    if os.environ.get("ES_API_KEY"):
-        kwargs["api_key"] = os.environ["ES_API_KEY"]
-    elif os.environ.get("ES_USERNAME"):
-        kwargs["basic_auth"] = (os.environ["ES_USERNAME"], os.environ.get("ES_PASSWORD", ""))
-    if os.environ.get("ES_CA_CERTS") and url.startswith("https://"):
-        kwargs["ca_certs"] = os.environ["ES_CA_CERTS"]
-    return Elasticsearch(url, **kwargs)
+def _connect(url: str, request_timeout: float, connection: ConnectionConfig | None = None) -> Elasticsearch:
+    """The client: credentials and TLS from ``connection`` (ingest.config), else from the
+    environment for this URL; built in ingest.store.es_connection."""
+    from ingest.config import from_url
+    from ingest.store.es_connection import connect
+
+    return connect(connection or from_url(url), request_timeout)
 
 
 def _without_credentials(url: str) -> str:

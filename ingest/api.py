@@ -1,0 +1,182 @@
+"""The Python API other services use (exported from ``ingest``): open a store, search it as a
+role on a date, run a corpus into it. The CLI is a shell over exactly these functions.
+
+    import ingest
+
+    with ingest.open_store("http://127.0.0.1:9200", prefix="kb") as index:
+        for hit in index.search("warranty period", role="partner", as_of="2025-08-01", top=5):
+            print(hit.chunk.citation(), hit.score)
+
+Role → access labels: the roles the index was built with (stored by ``ingest run`` from
+ingest.toml's ``[roles]``), else the default roles; an unknown role is :class:`UnknownRole`.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any, Sequence, Union
+
+from ingest.config import ConnectionConfig, resolve
+from ingest.model import Chunk, Hit
+from ingest.settings import Settings
+
+AsOf = Union[date, str, None]
+TODAY = "today"
+
+
+class UnknownRole(ValueError):
+    """A role neither the index nor the default roles know (exit 2 in the CLI)."""
+
+
+def roles_of(store) -> dict[str, tuple[str, ...]]:
+    """role -> access labels: what the index was built with, else the default roles."""
+    from ingest.pipeline import roles_from_meta
+
+    return roles_from_meta(store.get_meta(), Settings())
+
+
+def labels_for_role(store, role: str) -> tuple[str, ...]:
+    """The access labels ``role`` may read in this store; UnknownRole names the known roles."""
+    meta = store.get_meta()
+    from ingest.pipeline import roles_from_meta
+
+    roles = roles_from_meta(meta, Settings())
+    if role not in roles:
+        known = f"{'roles in this index' if 'roles' in meta else 'default roles'}: {', '.join(sorted(roles))}"
+        hint = " (the default; pass --role)" if role == "public" else ""
+        raise UnknownRole(f"unknown role {role!r}{hint}; {known}")
+    return roles[role]
+
+
+def as_of_date(value: AsOf) -> date | None:
+    """``date`` as is; "today" (the default) → today; "any"/None → no date filter; "YYYY-MM-DD"."""
+    if value is None or isinstance(value, date):
+        return value
+    text = str(value).strip().lower()
+    if text == TODAY:
+        return date.today()
+    if text in ("any", "all", "none"):
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"as_of {value!r} is not a YYYY-MM-DD date (or 'today', 'any')") from None
+
+
+class Index:
+    """An open store with role-aware reads. Use as a context manager, or call :meth:`close`."""
+
+    def __init__(self, store, config: ConnectionConfig | None = None):
+        self.store = store  # the underlying ingest.store.base.Store
+        self.config = config
+        self._labels: dict[str, tuple[str, ...]] = {}
+
+    @property
+    def name(self) -> str:
+        return self.store.name
+
+    def labels_for(self, role: str) -> tuple[str, ...]:
+        if role not in self._labels:
+            self._labels[role] = labels_for_role(self.store, role)
+        return self._labels[role]
+
+    def search(self, query: str, *, role: str = "public", as_of: AsOf = TODAY, top: int = 5, doc_id: str | None = None) -> list[Hit]:
+        """BM25 top ``top`` that ``role`` may read, in force on ``as_of`` (default today; None or
+        "any": every date). The same hits, in the same order, as ``ingest search``."""
+        day = as_of_date(as_of)
+        labels = self.labels_for(role)
+        hits = self.store.search(query, labels, day, top=top, doc_id=doc_id, role=role)
+        if not hits:
+            from ingest.store import require_ingest_index
+
+            require_ingest_index(self.store, role)
+        return hits
+
+    def chunks(self, doc_id: str, version: str | None = None) -> list[Chunk]:
+        return self.store.document_chunks(doc_id, version)
+
+    def chunk(self, chunk_id: str) -> Chunk:
+        return self.store.get_chunk(chunk_id)
+
+    def stats(self) -> dict[str, Any]:
+        return self.store.counts()
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> "Index":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_store(
+    url: str | None = None,
+    prefix: str | None = None,
+    *,
+    cloud_id: str | None = None,
+    ca_certs: str | None = None,
+    ssl_assert_fingerprint: str | None = None,
+    verify_certs: bool = True,
+    timeout: float | None = None,
+    create: bool = True,
+) -> Index:
+    """Open the store ``url`` names (``sqlite:///PATH`` or ``http(s)://host:9200``); None: the
+    environment, as the CLI resolves it (INGEST_STORE, ELASTIC_CLOUD_ID, ELASTICSEARCH_URL, …).
+    Credentials come from ES_API_KEY / ELASTIC_API_KEY or ES_USERNAME/ES_PASSWORD.
+    ``create=False``: a missing SQLite file is an error instead of a new empty store."""
+    from ingest.store import open_store as _open
+
+    config = resolve(
+        url, index_prefix=prefix, cloud_id=cloud_id, ca_certs=ca_certs,
+        ssl_assert_fingerprint=ssl_assert_fingerprint, verify_certs=verify_certs, timeout=timeout,
+    )
+    return Index(_open(config, create=create), config)
+
+
+def run(
+    corpus: str | Path,
+    store: "Index | str | None" = None,
+    *,
+    full: bool = False,
+    dry_run: bool = False,
+    chunker: str | None = None,
+    size: int | None = None,
+    overlap: int | None = None,
+    accept_edits: bool = False,
+    wait_s: float = 0.0,
+    allow_empty: bool = False,
+):
+    """Validate, chunk and write ``corpus`` into ``store`` (an :class:`Index`, a URL, or None for
+    the environment's store); returns the RunResult (``.ok``, ``.to_json()``, same as ``ingest run --json``)."""
+    from ingest import pipeline
+    from ingest.settings import ChunkSettings, check_chunking, load_settings
+
+    corpus = Path(corpus)
+    settings = load_settings(corpus)
+    base = settings.chunking
+    chunking = ChunkSettings(chunker or base.chunker, base.size if size is None else size, base.overlap if overlap is None else overlap)
+    check_chunking(chunking, "arguments")
+    # The store is opened with this corpus's settings (its labels and roles shape the layout).
+    from ingest.store import open_store as _open
+
+    config = store.config if isinstance(store, Index) and store.config else resolve(store if isinstance(store, str) else None)
+    if isinstance(store, Index) and store.config is None:
+        target, owned = store.store, False
+    else:
+        target, owned = _open(config, settings=settings), True
+    try:
+        return pipeline.run(
+            corpus, target, settings, chunking, full=full, dry_run=dry_run, accept_edits=accept_edits,
+            lock_wait_s=wait_s, allow_empty=allow_empty,
+        )
+    finally:
+        if owned:
+            target.close()
+        if isinstance(store, Index):
+            store._labels.clear()  # the run may have changed the roles
+
+
+__all__: Sequence[str] = ("Index", "UnknownRole", "as_of_date", "labels_for_role", "open_store", "roles_of", "run")

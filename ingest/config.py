@@ -1,0 +1,276 @@
+"""Where the store is and how to reach it: resolved once, at the edge, then passed down.
+
+This module is the only place that reads the connection environment variables. The result is a
+frozen :class:`ConnectionConfig`; the CLI builds it from its flags, the Python API from its
+arguments, and ``ElasticsearchStore`` from its URL when built directly.
+
+Which store, first match wins (documented in the README, "Connections"):
+
+1. ``--store URL`` (or ``--cloud-id ID``) on the command line / ``url=`` in the API
+2. ``INGEST_STORE``
+3. ``ELASTIC_CLOUD_ID`` (Elastic Cloud)
+4. ``ELASTICSEARCH_URL``
+5. the embedded default ``sqlite:///.ingest/index.sqlite``
+
+Credentials: ``ES_API_KEY`` (else ``ELASTIC_API_KEY``), else ``ES_USERNAME``/``ES_PASSWORD``; a
+``user:password@`` in the URL also works. TLS: ``ES_CA_CERTS`` / ``--ca-certs``,
+``--ssl-assert-fingerprint`` (``ES_SSL_ASSERT_FINGERPRINT``), ``--no-verify-certs`` (loud).
+
+Connections are deliberately not read from a corpus's ``ingest.toml``: a corpus folder is
+content, it moves between machines and clusters, and credentials do not belong in it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from typing import Mapping
+from urllib.parse import urlsplit
+
+DEFAULT_SQLITE = ".ingest/index.sqlite"
+DEFAULT_PREFIX = "ingest"
+
+# Built-in analyzers that exist in every distribution the mappings can name without extra
+# settings (language analyzers need the analysis-common module: present in the default
+# distribution, absent from the integ-test one).
+BUILTIN_ANALYZERS = frozenset(
+    "standard simple whitespace stop keyword pattern fingerprint".split()
+    + (
+        "arabic armenian basque bengali brazilian bulgarian catalan cjk czech danish dutch english "
+        "estonian finnish french galician german greek hindi hungarian indonesian irish italian latvian "
+        "lithuanian norwegian persian portuguese romanian russian serbian sorani spanish swedish turkish thai"
+    ).split()
+)
+
+# Integer variables read elsewhere at import time: checked here first, so a typo is a
+# configuration error naming the variable (exit 2), never a traceback.
+INTEGER_VARIABLES = {
+    "INGEST_WRITE_BATCH_CHUNKS": 1,
+    "INGEST_WORKERS": 1,
+}
+
+# Every variable the commands read, for help texts and the README.
+STORE_VARIABLES = (
+    "INGEST_STORE", "ELASTIC_CLOUD_ID", "ELASTICSEARCH_URL", "INGEST_INDEX_PREFIX", "ES_API_KEY",
+    "ELASTIC_API_KEY", "ES_USERNAME", "ES_PASSWORD", "ES_CA_CERTS", "ES_SSL_ASSERT_FINGERPRINT",
+    "INGEST_ES_ANALYZER", "INGEST_TIMEOUT",
+)
+
+
+class ConfigError(ValueError):
+    """A setting has a value that cannot work (exit 2); the message names the key and the value."""
+
+
+@dataclass(frozen=True)
+class ConnectionConfig:
+    """How to reach one store. ``source`` says where ``url``/``cloud_id`` came from."""
+
+    url: str  # sqlite:///PATH or http(s)://host:port; "" when cloud_id names the cluster
+    source: str = "default"
+    index_prefix: str = DEFAULT_PREFIX
+    cloud_id: str | None = None
+    api_key: str | None = None
+    username: str | None = None
+    password: str | None = None
+    ca_certs: str | None = None
+    ssl_assert_fingerprint: str | None = None
+    verify_certs: bool = True
+    analyzer: str | None = None
+    timeout: float | None = None  # seconds per request; None: the store's default
+    ignored: tuple[str, ...] = ()  # Elasticsearch variables set while the store is SQLite
+
+    @property
+    def warnings(self) -> list[str]:
+        if not self.ignored:
+            return []
+        return [
+            f"{', '.join(self.ignored)} set, but no Elasticsearch store is configured (--store, INGEST_STORE, "
+            f"ELASTIC_CLOUD_ID or ELASTICSEARCH_URL): using {self.display}"
+        ]
+
+    @property
+    def kind(self) -> str:
+        return "sqlite" if self.url.startswith("sqlite:///") else "elasticsearch"
+
+    @property
+    def sqlite_path(self) -> str:
+        return self.url[len("sqlite:///"):]
+
+    @property
+    def display(self) -> str:
+        """The store as printed: never a password."""
+        if self.cloud_id:
+            return f"elastic-cloud:{self.cloud_id.split(':', 1)[0]}"
+        return without_credentials(self.url)
+
+    def describe(self) -> str:
+        """One line for stderr: which store, and why this one."""
+        where = self.display
+        if self.kind == "elasticsearch":
+            where += f" (index prefix {self.index_prefix})"
+        return f"store: {where}  [from {self.source}]"
+
+
+def without_credentials(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    host, slash, path = rest.partition("/")
+    return f"{scheme}://{host.rsplit('@', 1)[-1]}{slash}{path}"
+
+
+def resolve(
+    store: str | None = None,
+    *,
+    index_prefix: str | None = None,
+    cloud_id: str | None = None,
+    ca_certs: str | None = None,
+    ssl_assert_fingerprint: str | None = None,
+    verify_certs: bool | None = None,
+    timeout: float | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ConnectionConfig:
+    """Arguments (flags) > environment > defaults, checked: a bad value raises ConfigError."""
+    env = os.environ if environ is None else environ
+
+    def var(name: str) -> str | None:
+        value = env.get(name)
+        return value.strip() if value and value.strip() else None
+
+    if store and cloud_id:
+        raise ConfigError("--store and --cloud-id both given: use one")
+    if store:
+        url, source = store, "--store"
+    elif cloud_id:
+        url, source = "", "--cloud-id"
+    elif var("INGEST_STORE"):
+        url, source = var("INGEST_STORE"), "INGEST_STORE"
+    elif var("ELASTIC_CLOUD_ID"):
+        url, source, cloud_id = "", "ELASTIC_CLOUD_ID", var("ELASTIC_CLOUD_ID")
+    elif var("ELASTICSEARCH_URL"):
+        url, source = var("ELASTICSEARCH_URL"), "ELASTICSEARCH_URL"
+    else:
+        url, source = f"sqlite:///{DEFAULT_SQLITE}", "default"
+    assert url is not None
+    url = url.strip()
+    if url:
+        check_url(url, source)
+    if cloud_id is not None:
+        check_cloud_id(cloud_id, source)
+
+    prefix = index_prefix or var("INGEST_INDEX_PREFIX") or DEFAULT_PREFIX
+    analyzer = var("INGEST_ES_ANALYZER")
+    if analyzer is not None and analyzer not in BUILTIN_ANALYZERS:
+        raise ConfigError(
+            f"INGEST_ES_ANALYZER={analyzer!r} is not a built-in Elasticsearch analyzer "
+            f"(e.g. standard, english, german; see the README)"
+        )
+    if timeout is None and var("INGEST_TIMEOUT"):
+        timeout = _positive_float("INGEST_TIMEOUT", var("INGEST_TIMEOUT"))
+    elif timeout is not None:
+        timeout = _positive_float("--timeout", str(timeout))
+    fingerprint = ssl_assert_fingerprint or var("ES_SSL_ASSERT_FINGERPRINT")
+    if fingerprint is not None:
+        digits = fingerprint.replace(":", "").lower()
+        if len(digits) != 64 or any(c not in "0123456789abcdef" for c in digits):
+            raise ConfigError(
+                f"--ssl-assert-fingerprint {fingerprint!r}: expected the certificate's SHA-256 fingerprint "
+                "(64 hex digits, colons allowed)"
+            )
+    config = ConnectionConfig(
+        url=url,
+        source=source,
+        index_prefix=prefix,
+        cloud_id=cloud_id,
+        api_key=var("ES_API_KEY") or var("ELASTIC_API_KEY"),
+        username=var("ES_USERNAME"),
+        password=env.get("ES_PASSWORD"),
+        ca_certs=ca_certs or var("ES_CA_CERTS"),
+        ssl_assert_fingerprint=fingerprint,
+        verify_certs=True if verify_certs is None else verify_certs,
+        analyzer=analyzer,
+        timeout=timeout,
+    )
+    if config.kind == "sqlite" and config.cloud_id:
+        raise ConfigError("a cloud ID names an Elasticsearch cluster, not an SQLite file")
+    if config.kind == "sqlite":
+        ignored = tuple(n for n in ("ES_API_KEY", "ELASTIC_API_KEY", "ES_USERNAME", "ES_CA_CERTS") if var(n))
+        if ignored:
+            config = replace(config, ignored=ignored)
+    return config
+
+
+def from_url(url: str, index_prefix: str | None = None, environ: Mapping[str, str] | None = None) -> ConnectionConfig:
+    """The configuration of an explicit URL, with credentials and TLS from the environment."""
+    return resolve(url, index_prefix=index_prefix, environ=environ)
+
+
+def with_store(config: ConnectionConfig, **changes) -> ConnectionConfig:
+    return replace(config, **changes)
+
+
+def check_url(url: str, source: str) -> None:
+    """sqlite:///PATH or http(s)://host[:port][/path]; anything else names the key and value."""
+    if url.startswith("sqlite:///"):
+        if not url[len("sqlite:///"):]:
+            raise ConfigError(f"{source}={url!r}: no file path after sqlite:///")
+        return
+    if url.startswith("sqlite:"):
+        raise ConfigError(f"{source}={url!r}: write sqlite:///relative/path or sqlite:////absolute/path")
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"{source}={url!r}: unknown store; use sqlite:///PATH or http(s)://host:9200")
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises ValueError when out of range or not a number
+    except ValueError as exc:
+        raise ConfigError(f"{source}={without_credentials(url)!r}: malformed URL ({exc})") from None
+    if not parts.hostname:
+        raise ConfigError(f"{source}={without_credentials(url)!r}: no host name")
+    if port == 0:
+        raise ConfigError(f"{source}={without_credentials(url)!r}: port 0 is not a port")
+    if parts.query or parts.fragment:
+        raise ConfigError(f"{source}={without_credentials(url)!r}: unexpected ?query or #fragment")
+
+
+def check_cloud_id(cloud_id: str, source: str) -> None:
+    """``name:base64(host$es_uuid$kibana_uuid)`` as shown in the Elastic Cloud console."""
+    import base64
+    import binascii
+
+    _, _, encoded = cloud_id.rpartition(":")
+    try:
+        decoded = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        decoded = ""
+    if "$" not in decoded:
+        raise ConfigError(f"{source}={cloud_id!r}: not an Elastic Cloud ID (name:base64 from the Cloud console)")
+
+
+def check_environment(environ: Mapping[str, str] | None = None) -> None:
+    """Integer variables read by other modules at import time: a bad one is exit 2, named."""
+    env = os.environ if environ is None else environ
+    for name, minimum in INTEGER_VARIABLES.items():
+        value = env.get(name)
+        if value is None or not value.strip():
+            continue
+        try:
+            number = int(value.strip())
+        except ValueError:
+            raise ConfigError(f"{name}={value!r} is not a whole number") from None
+        if number < minimum:
+            raise ConfigError(f"{name}={value!r} must be at least {minimum}")
+
+
+def debug_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    env = os.environ if environ is None else environ
+    return env.get("INGEST_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _positive_float(key: str, value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise ConfigError(f"{key}={value!r} is not a number of seconds") from None
+    if not number > 0 or number != number or number == float("inf"):
+        raise ConfigError(f"{key}={value!r} must be a positive number of seconds")
+    return number

@@ -1,0 +1,85 @@
+"""JUnit XML reports (``--junit FILE``) so CI systems show documents and questions natively.
+
+One test case per document (``validate``, ``run``) or per question (``eval``); a rejected
+document, a missed question or a leak is a ``<failure>`` carrying its reasons. Written with
+xml.etree, so names with any characters stay well-formed XML (control characters, which XML 1.0
+cannot carry at all, are shown as escapes).
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(value: str) -> str:
+    return _NOT_XML.sub(lambda m: repr(m.group())[1:-1], value)
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    classname: str
+    failure: tuple[str, ...] = ()  # reasons; empty: passed
+    time_s: float = 0.0
+
+
+@dataclass
+class Suite:
+    name: str
+    cases: list[Case] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # suite-level messages (e.g. a failed gate)
+
+    def add(self, name: str, classname: str, reasons: Iterable[str] = ()) -> None:
+        self.cases.append(Case(name, classname, tuple(reasons)))
+
+    def to_xml(self) -> ET.Element:
+        failures = sum(1 for c in self.cases if c.failure)
+        suite = ET.Element("testsuite", name=self.name, tests=str(len(self.cases)), failures=str(failures), errors="0", skipped="0")
+        for case in self.cases:
+            element = ET.SubElement(suite, "testcase", name=_xml_text(case.name), classname=_xml_text(case.classname), time=f"{case.time_s:.3f}")
+            if case.failure:
+                failure = ET.SubElement(element, "failure", message=_xml_text(case.failure[0][:500]), type="ingest")
+                failure.text = _xml_text("\n".join(case.failure))
+        if self.notes:
+            ET.SubElement(suite, "system-err").text = _xml_text("\n".join(self.notes))
+        return suite
+
+
+def write(path: Path, *suites: Suite) -> None:
+    root = ET.Element("testsuites", name="ingest")
+    for suite in suites:
+        root.append(suite.to_xml())
+    root.set("tests", str(sum(len(s.cases) for s in suites)))
+    root.set("failures", str(sum(1 for s in suites for c in s.cases if c.failure)))
+    tree = ET.ElementTree(root)
+    ET.indent(tree)
+    path = Path(path)
+    if path.parent and not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def documents_suite(name: str, valid: Iterable[tuple[str, str]], problems: Iterable) -> Suite:
+    """``valid``: (source, key) of every accepted document; ``problems``: DocumentProblems."""
+    suite = Suite(name)
+    for source, key in valid:
+        suite.add(source, f"ingest.{name}", ())
+    for p in problems:
+        label = p.source + (f" ({p.doc_id})" if p.doc_id else "")
+        suite.add(label, f"ingest.{name}", list(p.problems) or ["rejected"])
+    return suite
+
+
+def questions_suite(result, gate: Iterable[str] = ()) -> Suite:
+    """One case per question; a failed gate goes to the suite's system-err (cases stay one per question)."""
+    suite = Suite("eval")
+    for outcome in result.outcomes:
+        suite.add(f"{outcome.id}", f"ingest.eval.{outcome.category}", outcome.reasons)
+    suite.notes.extend(gate)
+    return suite
