@@ -81,6 +81,13 @@ def explain(exc: BaseException, config: ConnectionConfig | None, where: str) -> 
     chain = _chain(exc)
     text = " | ".join(f"{type(e).__name__}: {e}" for e in chain)
     for e in chain:
+        # urllib3 checks host names itself (ssl_match_hostname.CertificateError, a ValueError)
+        if type(e).__name__ == "CertificateError" and "match" in str(e):
+            return (
+                f"{where}: TLS hostname mismatch: {e}; connect with a name the certificate lists "
+                "(or have the cluster's certificate include this one)"
+            )
+    for e in chain:
         if isinstance(e, ssl.SSLCertVerificationError):
             message = (e.verify_message or str(e)).strip()
             if "Hostname mismatch" in message or "IP address mismatch" in message or "doesn't match" in message:
@@ -102,7 +109,7 @@ def explain(exc: BaseException, config: ConnectionConfig | None, where: str) -> 
     if "WRONG_VERSION_NUMBER" in text or "wrong version number" in text:
         return f"{where}: TLS handshake failed: the server does not speak TLS on this port (use http://)"
     for e in chain:
-        if isinstance(e, ssl.SSLError):
+        if isinstance(e, ssl.SSLError) or type(e).__name__ in ("SSLError", "TlsError"):
             return f"{where}: TLS handshake failed ({e})"
     for e in chain:
         if isinstance(e, AuthenticationException):
