@@ -126,14 +126,21 @@ def open_store(
     """Open the store ``url`` names (``sqlite:///PATH`` or ``http(s)://host:9200``); None: the
     environment, as the CLI resolves it (INGEST_STORE, ELASTIC_CLOUD_ID, ELASTICSEARCH_URL, …).
     Credentials come from ES_API_KEY / ELASTIC_API_KEY or ES_USERNAME/ES_PASSWORD.
-    ``create=False``: a missing SQLite file is an error instead of a new empty store."""
+    ``create=False``: a missing SQLite file is an error instead of a new empty store.
+    Raises StoreUnavailable when the store cannot be reached, ConfigError for a bad URL or option."""
     from ingest.store import open_store as _open
 
     config = resolve(
         url, index_prefix=prefix, cloud_id=cloud_id, ca_certs=ca_certs,
         ssl_assert_fingerprint=ssl_assert_fingerprint, verify_certs=verify_certs, timeout=timeout,
     )
-    return Index(_open(config, create=create), config)
+    store = _open(config, create=create)
+    try:
+        store.check()  # fail here, not on the first search: unreachable, refused, or no such file
+    except BaseException:
+        store.close()
+        raise
+    return Index(store, config)
 
 
 def run(
