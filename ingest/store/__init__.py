@@ -44,18 +44,26 @@ def open_store(
 
         return SQLiteStore(config.sqlite_path, create=create)
     from ingest.store.elasticsearch import ElasticsearchStore
+    from ingest.store.es_connection import connect
 
-    kwargs = {"settings": settings, "connection": config}
+    params = inspect.signature(ElasticsearchStore).parameters
+    kwargs = {"settings": settings}
     if config.analyzer:
         kwargs["analyzer"] = config.analyzer
-    if config.timeout:
-        # The store's own deadline for a sick cluster, when it has one; else per request.
-        params = inspect.signature(ElasticsearchStore).parameters
-        kwargs["timeout" if "timeout" in params else "request_timeout"] = config.timeout
+    if config.timeout and "timeout" in params:
+        # The store's own deadline for a cluster that stops answering (each operation).
+        kwargs["timeout"] = config.timeout
     try:
-        return ElasticsearchStore(config.url or config.display, prefix=config.index_prefix, **kwargs)
+        client = connect(config, request_timeout=config.timeout or 30.0)
     except ConfigError as exc:
         raise StoreConfigError(str(exc)) from None
+    try:
+        store = ElasticsearchStore(config.url or config.display, prefix=config.index_prefix, client=client, **kwargs)
+    except BaseException:
+        client.close()
+        raise
+    store._owns_client = True  # built here from the full configuration; closed with the store
+    return store
 
 
 def require_ingest_index(store: Store, role: str | None = None) -> None:

@@ -67,7 +67,6 @@ from elasticsearch import (
 )
 from elasticsearch.helpers import streaming_bulk
 
-from ingest.config import ConnectionConfig
 from ingest.model import MIN_PREFIX, Chunk, DocumentRecord, Hit
 from ingest.settings import Settings, SettingsError
 from ingest.store.base import (
@@ -174,7 +173,6 @@ class ElasticsearchStore:
         request_timeout: float = 30.0,
         client: Elasticsearch | None = None,
         build: str | None = None,
-        connection: ConnectionConfig | None = None,
     ):
         self.url = url.rstrip("/")
         self.name = _without_credentials(self.url)
@@ -194,8 +192,7 @@ class ElasticsearchStore:
         if not NAME_PART.match(prefix):
             raise SettingsError(f"index prefix {prefix!r}: use lowercase letters, digits, '.', '_' and '-'")
         self._owns_client = client is None
-        self.connection = connection
-        self.es = client or _connect(self.url, request_timeout, connection)
+        self.es = client or _connect(self.url, request_timeout)
         # A pinned build: this object writes to and reads from that build's concrete indices
         # (used inside full_rebuild). None: the live layout behind the aliases.
         self._build = build
@@ -819,13 +816,14 @@ class ElasticsearchStore:
 # --- small helpers -------------------------------------------------------------------------------
 
 
-def _connect(url: str, request_timeout: float, connection: ConnectionConfig | None = None) -> Elasticsearch:
-    """The client: credentials and TLS from ``connection`` (ingest.config), else from the
-    environment for this URL; built in ingest.store.es_connection."""
+def _connect(url: str, request_timeout: float) -> Elasticsearch:
+    """The client for ``url`` with credentials and TLS from the environment (ingest.config is the
+    one place that reads them; ingest.store.es_connection builds the client). ``open_store``
+    passes a client built from the command's full configuration instead."""
     from ingest.config import from_url
     from ingest.store.es_connection import connect
 
-    return connect(connection or from_url(url), request_timeout)
+    return connect(from_url(url), request_timeout)
 
 
 def _without_credentials(url: str) -> str:
