@@ -23,6 +23,7 @@ _EXPORTS = {
     "run": "ingest.api",
     "Index": "ingest.api",
     "UnknownRole": "ingest.api",
+    "QueryTooLarge": "ingest.api",
     "labels_for_role": "ingest.api",
     "Chunk": "ingest.model",
     "Hit": "ingest.model",

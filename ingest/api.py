@@ -29,6 +29,24 @@ class UnknownRole(ValueError):
     """A role neither the index nor the default roles know (exit 2 in the CLI)."""
 
 
+class QueryTooLarge(ValueError):
+    """More distinct words than a search takes (exit 2 in the CLI), the same limit on both stores."""
+
+
+# Elasticsearch turns every word into one clause per searched field (3) and refuses a query over
+# its clause limit (1024 and up, depending on the heap); far more than any question needs.
+MAX_QUERY_WORDS = 256
+
+
+def check_query(query: str) -> None:
+    """Refuse a query Elasticsearch would refuse, before sending it, for both stores alike."""
+    words = {w.lower() for w in query.split()}
+    if len(words) > MAX_QUERY_WORDS:
+        raise QueryTooLarge(
+            f"the query has {len(words)} distinct words; at most {MAX_QUERY_WORDS} are searched (shorten it)"
+        )
+
+
 def roles_of(store) -> dict[str, tuple[str, ...]]:
     """role -> access labels: what the index was built with, else the default roles."""
     from ingest.pipeline import roles_from_meta
@@ -84,6 +102,7 @@ class Index:
     def search(self, query: str, *, role: str = "public", as_of: AsOf = TODAY, top: int = 5, doc_id: str | None = None) -> list[Hit]:
         """BM25 top ``top`` that ``role`` may read, in force on ``as_of`` (default today; None or
         "any": every date). The same hits, in the same order, as ``ingest search``."""
+        check_query(query)
         day = as_of_date(as_of)
         labels = self.labels_for(role)
         hits = self.store.search(query, labels, day, top=top, doc_id=doc_id, role=role)
@@ -186,4 +205,4 @@ def run(
             store._labels.clear()  # the run may have changed the roles
 
 
-__all__: Sequence[str] = ("Index", "UnknownRole", "as_of_date", "labels_for_role", "open_store", "roles_of", "run")
+__all__: Sequence[str] = ("Index", "QueryTooLarge", "UnknownRole", "check_query", "as_of_date", "labels_for_role", "open_store", "roles_of", "run")

@@ -10,6 +10,7 @@ Which store: resolved once in ingest.config from the flags and the environment, 
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 import traceback
@@ -87,7 +88,14 @@ class CommandError(Exception):
 
 
 def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, default=_json_default) + "\n")
+    text = json.dumps(data, ensure_ascii=False, default=_json_default)
+    # A file name that is not UTF-8 reaches us with lone surrogates (surrogateescape): written as
+    # \udcXX escapes, the JSON stays valid and json.loads + os.fsencode give back the exact bytes.
+    text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    sys.stdout.write(text + "\n")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _json_default(value: Any) -> Any:
@@ -102,7 +110,7 @@ def _json_default(value: Any) -> Any:
 def handled(as_json: bool, connection: Optional[ConnectionConfig] = None) -> Iterator[None]:
     """Turn the library's exceptions into one clear line and the SPEC's exit code; anything
     unexpected is an internal error (exit 4), with its traceback only under --debug."""
-    from ingest.api import UnknownRole
+    from ingest.api import QueryTooLarge, UnknownRole
     from ingest.corpus import CorpusError
     from ingest.evaluate import QuestionsError
     from ingest.store.base import AmbiguousPrefix, ChunkNotFound, StoreConfigError, StoreError, StoreLocked, StoreUnavailable
@@ -116,7 +124,7 @@ def handled(as_json: bool, connection: Optional[ConnectionConfig] = None) -> Ite
         code, message = exc.code, exc.message
     except StoreUnavailable as exc:
         code, message = UNREACHABLE, _cause(exc, connection) or str(exc)
-    except (SettingsError, QuestionsError, CorpusError, StoreConfigError, StoreLocked, AmbiguousPrefix, ConfigError, UnknownRole) as exc:
+    except (SettingsError, QuestionsError, CorpusError, StoreConfigError, StoreLocked, AmbiguousPrefix, ConfigError, UnknownRole, QueryTooLarge) as exc:
         code, message = USAGE, str(exc)
     except ChunkNotFound as exc:
         code, message = FAILED, str(exc)
@@ -503,6 +511,8 @@ def run(
             _print_problems(result.plan.problems)
             for e in result.errors:
                 out.print(f"[red]✗ refused by the store[/red] chunk {e.id}: {safe(e.reason)}")
+            for warning in getattr(result, "warnings", None) or ():
+                err.print(f"[yellow]warning:[/yellow] {safe(warning)}")
             if not quiet:
                 for line in result.plan.overrides:
                     out.print(f"[yellow]! override[/yellow] {safe(line)}")
@@ -764,7 +774,7 @@ def eval_(
 ) -> None:
     """hit@k and MRR overall and per category, the missed questions, and every leak; with the
     gates, exit 1 below --min-hit-at-k or above --max-leaks (an empty store never passes)."""
-    from ingest.api import Index
+    from ingest.api import Index, QueryTooLarge, check_query
     from ingest.evaluate import evaluate, gate_failures, load_questions
     from ingest.store import require_ingest_index
 
@@ -779,6 +789,10 @@ def eval_(
             index.store.check()
 
             def ask(q):
+                try:
+                    check_query(q.question)
+                except QueryTooLarge as exc:
+                    raise CommandError(USAGE, f"question {q.id}: {exc}") from None
                 return index.store.search(q.question, index.labels_for(q.role), q.as_of or date.today(), top=top, role=q.role)
 
             result = evaluate(qs, ask, index.labels_for, k=top)

@@ -255,3 +255,21 @@ def test_shell_completion_script_is_offered():
     done = cli("--show-completion", "bash", env={"_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"})
     assert done.returncode == 0, done.stderr
     assert "complete" in done.stdout
+
+
+def test_a_query_too_large_for_the_store_is_a_usage_error(sample_store):
+    words = " ".join(f"w{i}" for i in range(5000))
+    done = ingest("search", words, "--store", sample_store)
+    assert done.exit_code == 2 and "5000 distinct words" in done.stderr
+
+
+def test_a_name_that_is_not_utf8_is_escaped_for_people_and_exact_in_json(tmp_path):
+    corpus = make_corpus(tmp_path / "corpus", n=1)
+    raw = os.fsencode(corpus / "documents") + b"/bad\xff\x1b[31mname.md"
+    with open(raw, "wb") as handle:
+        handle.write(b"no front matter at all\n")
+    human = cli("validate", corpus)
+    assert "\x1b[31m" not in human.stdout and "bad\\udcff\\x1b[31mname.md" in human.stdout, human.stdout
+    data = json.loads(cli("validate", corpus, "--json").stdout)
+    sources = [os.fsencode(p["source"]) for p in data["problems"]]
+    assert b"documents/bad\xff\x1b[31mname.md" in sources
