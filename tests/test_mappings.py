@@ -10,9 +10,10 @@ from pathlib import Path
 import yaml
 
 from ingest.model import Chunk, DocumentRecord
-from ingest.store.elasticsearch import MAPPINGS_DIR, load_index_body
+from ingest.store.elasticsearch import load_index_body
 
 ROOT = Path(__file__).resolve().parents[1]
+MAPPINGS_DIR = ROOT / "mappings"  # the folder users read; the package copy is checked in test_packaging.py
 KEYWORDS = {"chunk_id", "doc_id", "version", "access", "status", "tags", "source", "source_sha256", "chunker", "superseded_by"}
 INTEGERS = {"position", "start", "end", "pages", "word_count"}
 
