@@ -1,25 +1,32 @@
 # The two commands of the README: `make demo` (install, ingest the sample corpus, search)
-# and `make test` (install, then the whole test suite, Elasticsearch included).
+# and `make test` (install with the test tools, then the whole test suite, Elasticsearch included).
+# The demo installs only what ingest needs at run time; the test extras come with `make test`.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
 .PHONY: demo test install clean
 
-$(BIN)/ingest: pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+
+$(VENV)/.installed-runtime: pyproject.toml setup.py | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
 	@touch $@
 
-install: $(BIN)/ingest
+$(VENV)/.installed-test: pyproject.toml setup.py | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test]'
+	@touch $@
+
+install: $(VENV)/.installed-runtime
 
 demo: install
 	$(BIN)/ingest run corpus
 	$(BIN)/ingest search "warranty period months" --top 3
 
-test: install
+test: $(VENV)/.installed-test
 	bash scripts/run-tests
 
 clean:
-	rm -rf $(VENV) .ingest .pytest_cache .hypothesis
+	rm -rf $(VENV) .ingest .pytest_cache .hypothesis build dist

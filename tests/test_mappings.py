@@ -1,4 +1,4 @@
-"""The Elasticsearch index bodies in mappings/ match the records, and Kibana objects match the mappings."""
+"""The Elasticsearch index bodies in mappings/ match the records (Kibana's saved objects: test_kibana.py)."""
 
 from __future__ import annotations
 
@@ -10,26 +10,16 @@ from pathlib import Path
 import yaml
 
 from ingest.model import Chunk, DocumentRecord
-from ingest.store.elasticsearch import MAPPINGS_DIR, load_index_body
+from ingest.store.elasticsearch import load_index_body
 
 ROOT = Path(__file__).resolve().parents[1]
+MAPPINGS_DIR = ROOT / "mappings"  # the folder users read; the package copy is checked in test_packaging.py
 KEYWORDS = {"chunk_id", "doc_id", "version", "access", "status", "tags", "source", "source_sha256", "chunker", "superseded_by"}
 INTEGERS = {"position", "start", "end", "pages", "word_count"}
 
 
 def properties(name: str) -> dict:
     return json.loads((MAPPINGS_DIR / f"{name}.json").read_text(encoding="utf-8"))["mappings"]["properties"]
-
-
-def field_paths(props: dict, parent: str = "") -> set[str]:
-    """Every field Kibana or a query can name: "title", "title.text", …"""
-    paths = set()
-    for name, spec in props.items():
-        path = f"{parent}{name}"
-        paths.add(path)
-        paths |= field_paths(spec.get("fields", {}), f"{path}.")
-        paths |= field_paths(spec.get("properties", {}), f"{path}.")
-    return paths
 
 
 def a_record() -> DocumentRecord:
@@ -64,26 +54,6 @@ def test_the_analyzer_can_be_chosen():
     props = body["mappings"]["properties"]
     assert props["text"]["analyzer"] == props["title"]["fields"]["text"]["analyzer"] == "whitespace"
     assert properties("chunks")["text"]["analyzer"] == "standard"  # the file is untouched
-
-
-def test_kibana_objects_parse_and_name_only_mapped_fields():
-    fields = field_paths(properties("chunks"))
-    objects = [
-        json.loads(line)
-        for path in sorted((ROOT / "docker" / "kibana").glob("*.ndjson"))
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    ]
-    by_type = {obj["type"]: obj for obj in objects}
-    assert by_type["index-pattern"]["attributes"]["title"] == "ingest-chunks"
-    search = by_type["search"]
-    assert search["attributes"]["title"] == "Chunks"
-    assert search["attributes"]["columns"] == ["doc_id", "version", "section", "pages", "access", "text"]
-    named = set(search["attributes"]["columns"]) | {field for field, _ in search["attributes"]["sort"]}
-    assert named <= fields
-    source = json.loads(search["attributes"]["kibanaSavedObjectMeta"]["searchSourceJSON"])
-    [ref] = search["references"]
-    assert ref == {"id": by_type["index-pattern"]["id"], "name": source["indexRefName"], "type": "index-pattern"}
 
 
 def test_one_elasticsearch_version_everywhere():

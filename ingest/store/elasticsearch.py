@@ -68,6 +68,7 @@ from elasticsearch import (
 from elasticsearch.helpers import streaming_bulk
 
 from ingest.model import MIN_PREFIX, Chunk, DocumentRecord, Hit
+from ingest.resources import load_mapping
 from ingest.settings import Settings, SettingsError
 from ingest.store.base import (
     AmbiguousPrefix,
@@ -79,7 +80,6 @@ from ingest.store.base import (
     WriteReport,
 )
 
-MAPPINGS_DIR = Path(__file__).resolve().parents[2] / "mappings"
 DEFAULT_ANALYZER = "standard"
 NAME_PART = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
 BULK_MAX_BYTES = 5 * 1024 * 1024
@@ -100,7 +100,7 @@ T = TypeVar("T")
 
 def load_index_body(name: str, analyzer: str = DEFAULT_ANALYZER) -> dict[str, Any]:
     """``mappings/{name}.json`` with every text field's analyzer set to ``analyzer``."""
-    body = json.loads((MAPPINGS_DIR / f"{name}.json").read_text(encoding="utf-8"))
+    body = load_mapping(name)  # the package copy when installed (ingest/resources.py)
     _set_analyzer(body["mappings"]["properties"], analyzer)
     return body
 
