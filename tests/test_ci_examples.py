@@ -1,10 +1,5 @@
 """examples/ci/ is something teams copy as is: valid YAML of the right shape, with every `ingest`
-command and option in it existing in the CLI (introspected from the typer app, as `--help` shows).
-
-PENDING lists the options issue 8 (item 5) adds and the examples already use: while a branch lacks
-one, its check is an expected failure (xfail) naming it, and it passes by itself once the option
-exists. When all exist, PENDING can be emptied.
-"""
+command and option in it existing in the CLI (introspected from the typer app, as `--help` shows)."""
 
 from __future__ import annotations
 
@@ -19,16 +14,6 @@ from ingest.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "ci"
-PENDING = {
-    ("validate", "--junit"),
-    ("run", "--junit"),
-    ("run", "--strict"),
-    ("eval", "--junit"),
-    ("eval", "--min-hit-at-k"),
-    ("eval", "--max-leaks"),
-}
-
-
 def github_scripts(doc: dict) -> list[str]:
     return [step["run"] for job in doc["jobs"].values() for step in job["steps"] if "run" in step]
 
@@ -109,13 +94,7 @@ def test_examples_name_only_existing_commands_and_options():
     for name, commands in examples().items():
         for words in commands:
             assert words[1] in options, f"{name}: `ingest {words[1]}` is not a command"
-    unknown = {(command, option) for command, option in used_options() - PENDING
+    unknown = {(command, option) for command, option in used_options()
                if option not in options[command]}
     assert not unknown, f"options the CLI does not have: {sorted(unknown)}"
 
-
-@pytest.mark.parametrize("command,option", sorted(PENDING), ids=lambda v: v)
-def test_options_from_issue_8_used_by_the_examples_exist(command, option):
-    assert (command, option) in used_options()
-    if option not in cli_options()[command]:
-        pytest.xfail(f"`ingest {command} {option}` (issue 8, item 5) is not implemented on this branch yet")
