@@ -6,7 +6,6 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-import pytest
 import typer.main
 import yaml
 
