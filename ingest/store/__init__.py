@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from ingest.settings import DEFAULT_LANGUAGE
 from ingest.store.base import Store, StoreConfigError
 
 DEFAULT_SQLITE = ".ingest/index.sqlite"
@@ -21,7 +22,8 @@ def open_store(store: str | None = None, index_prefix: str | None = None, settin
     if url.startswith("sqlite:///"):
         from ingest.store.sqlite import SQLiteStore
 
-        return SQLiteStore(url[len("sqlite:///"):], create=create)
+        language = settings.search.language if settings is not None else DEFAULT_LANGUAGE
+        return SQLiteStore(url[len("sqlite:///"):], create=create, language=language)
     if url.startswith(("http://", "https://")):
         from ingest.store.elasticsearch import ElasticsearchStore
 
