@@ -409,6 +409,7 @@ class ElasticsearchStore:
 
     def _ensure_meta_index(self) -> None:
         if not self.es.indices.exists(index=self.meta_index):
+            self._check_analyzer()  # a new store: refuse before creating anything
             self._create_index(self.meta_index, "meta")
         elif not self._meta_mapping_checked:
             # A meta index from an older ingest: add the fields it lacks (adding is always allowed).

@@ -77,6 +77,12 @@ END;
 
 # [search] language -> FTS5 tokenizer of chunks_fts.
 LANGUAGE_TOKENIZERS = {"english": "porter unicode61", "none": "unicode61"}
+# Lucene's EnglishAnalyzer stop words (what Elasticsearch's `english` analyzer drops): left out of
+# english queries so that both stores match the same chunks (FTS5 has no stop-word filter).
+ENGLISH_STOP_WORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their then "
+    "there these they this to was will with".split()
+)
 # BM25 column weights for the FTS columns (title, section, text), shared with Elasticsearch.
 BM25_WEIGHTS = tuple(FIELD_WEIGHTS[column] for column in ("title", "section", "text"))
 
@@ -94,10 +100,16 @@ DOC_COLUMNS = (
 )
 
 
-def fts_query(text: str) -> str | None:
+def fts_query(text: str, language: str = DEFAULT_LANGUAGE) -> str | None:
     """Free text to an FTS5 query: every word quoted (no syntax from the user), OR-ed like BM25;
-    codes (NW-4471-B) also as phrases, so the whole code outranks its loose parts."""
-    words = re.findall(r"\w+", text.lower())
+    codes (NW-4471-B) also as phrases, so the whole code outranks its loose parts. In english,
+    stop words and the possessive 's are dropped, as Elasticsearch's english analyzer does."""
+    text = text.lower()
+    if language == "english":
+        text = re.sub(r"['’]s\b", "", text)
+    words = re.findall(r"\w+", text)
+    if language == "english":
+        words = [w for w in words if w not in ENGLISH_STOP_WORDS]
     if not words:
         return None
     codes = [" ".join(re.findall(r"\w+", code)) for code in re.findall(EXACT_TOKEN, text.lower())]
@@ -355,7 +367,7 @@ class SQLiteStore:
         doc_id: str | None = None,
         role: str | None = None,
     ) -> list[Hit]:
-        match = fts_query(query)
+        match = fts_query(query, self.language)
         if match is None or not labels:
             return []
         sql = [
