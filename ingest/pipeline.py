@@ -356,8 +356,11 @@ def run(
             "refusing to delete them all (wrong folder?). Pass --allow-empty to remove them."
         )
     fingerprint = settings_fingerprint(chunking)
+    rebuild_reason = analysis_change(store, stored)
+    full = full or bool(rebuild_reason)  # an index's analysis is fixed when it is created
     if dry_run:
         plan = plan_sync(scan, stored, chunking, full=full, accept_edits=accept_edits)
+        _give_reason(plan, rebuild_reason)
         result = RunResult(store.name, plan, scan.seen, dry_run=True, defaulted_access=scan.defaulted_access)
         result.written = sum(i.write for i in plan.items)
         result.deleted = sum(i.delete for i in plan.items)
@@ -370,11 +373,12 @@ def run(
     with store.lock(_owner(), wait_s=lock_wait_s):
         if full:
             plan = plan_sync(scan, [], chunking, full=True)
+            _give_reason(plan, rebuild_reason)
             result = RunResult(store.name, plan, scan.seen, defaulted_access=scan.defaulted_access)
             old_keys = {r.key: r for r in store.documents()}  # read again under the lock
             with store.full_rebuild() as fresh:
                 _write_plan(fresh, plan, fingerprint, result, _ticker(progress, len(plan.to_write)))
-                fresh.set_meta(_meta(settings, chunking))
+                fresh.set_meta(_meta(settings, chunking, store.analysis))
             rebuilt = {doc.meta.key for doc, _, _ in plan.to_write}
             new_ids = {c.chunk_id for _, chunks, _ in plan.to_write for c in chunks}
             result.deleted = sum(1 for old in old_keys.values() for cid in old.chunk_ids if cid not in new_ids)
@@ -387,7 +391,7 @@ def run(
             result = RunResult(store.name, plan, scan.seen, repaired=repaired, defaulted_access=scan.defaulted_access)
             steps = len(plan.to_write) + len(plan.to_remove)
             _write_plan(store, plan, fingerprint, result, _ticker(progress, steps))
-            meta = _meta(settings, chunking)
+            meta = _meta(settings, chunking, store.analysis)
             stored_meta = store.get_meta()
             if steps or any(stored_meta.get(k) != v for k, v in meta.items() if k != "built_at"):
                 store.set_meta(meta)
@@ -410,9 +414,26 @@ def _ticker(progress: Callable[[int, int], None] | None, total: int) -> Callable
     return tick
 
 
-def _meta(settings: Settings, chunking: ChunkSettings) -> dict[str, str]:
+def analysis_change(store: Store, stored: list[DocumentRecord]) -> str:
+    """Why the store must be rebuilt for its search analysis ([search] language), or ""."""
+    meta = store.get_meta()
+    recorded = meta.get("analysis")
+    if (not meta and not stored) or recorded == store.analysis:
+        return ""
+    if recorded is None:
+        return f"search analysis not recorded (built by an older ingest); rebuilding with {store.analysis}"
+    return f"search analysis changed ({recorded} → {store.analysis})"
+
+
+def _give_reason(plan: Plan, reason: str) -> None:
+    if reason:
+        plan.items = [replace(item, reason=item.reason or reason) for item in plan.items]
+
+
+def _meta(settings: Settings, chunking: ChunkSettings, analysis: str) -> dict[str, str]:
     """What the store records about how it was built (and the roles `search` reads back)."""
     return {
+        "analysis": analysis,
         "chunker": chunking.chunker,
         "size": str(chunking.size),
         "overlap": str(chunking.overlap),

@@ -1,5 +1,5 @@
 """The corpus settings file, ``ingest.toml``: access labels and roles, required fields,
-field patterns, chunking defaults. Missing file or missing keys mean the defaults."""
+field patterns, chunking defaults, search language. Missing file or missing keys mean the defaults."""
 
 from __future__ import annotations
 
@@ -17,6 +17,11 @@ DEFAULT_ROLES = {
 }
 DEFAULT_REQUIRED = ("doc_id", "version", "title", "access")
 CHUNKERS = ("structure", "fixed", "overlap")
+# [search] language: how both stores analyse text for BM25. "english": stemming and English stop
+# words (FTS5 `porter unicode61`, Elasticsearch's `english` analyzer); "none": the plain
+# analyzers (FTS5 `unicode61`, Elasticsearch's `standard`).
+LANGUAGES = ("english", "none")
+DEFAULT_LANGUAGE = "english"
 
 
 class SettingsError(Exception):
@@ -36,6 +41,11 @@ class ChunkSettings:
 
 
 @dataclass(frozen=True)
+class SearchSettings:
+    language: str = DEFAULT_LANGUAGE  # one of LANGUAGES
+
+
+@dataclass(frozen=True)
 class Settings:
     labels: tuple[str, ...] = DEFAULT_LABELS
     roles: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_ROLES))
@@ -43,6 +53,7 @@ class Settings:
     patterns: Mapping[str, str] = field(default_factory=dict)
     access_default: str | None = None
     chunking: ChunkSettings = ChunkSettings()
+    search: SearchSettings = SearchSettings()
 
     def labels_for_role(self, role: str) -> tuple[str, ...]:
         try:
@@ -72,6 +83,7 @@ KNOWN_KEYS = {
     "roles": None,  # any role name
     "metadata": {"required", "patterns"},
     "chunking": {"chunker", "size", "overlap"},
+    "search": {"language"},
 }
 
 
@@ -155,6 +167,9 @@ def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> 
         overlap=_integer(chunk.get("overlap", 40), "chunking.overlap", origin),
     )
     check_chunking(chunking, origin)
+    language = (data.get("search", {}) or {}).get("language", DEFAULT_LANGUAGE)
+    if language not in LANGUAGES:
+        raise SettingsError(f"{origin}: search.language {language!r} is not one of {', '.join(LANGUAGES)}")
     return Settings(
         labels=labels,
         roles=roles,
@@ -162,6 +177,7 @@ def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> 
         patterns=patterns,
         access_default=default,
         chunking=chunking,
+        search=SearchSettings(language=language),
     )
 
 

@@ -70,7 +70,9 @@ def test_search_json_and_filters(built):
     data = json.loads(ingest("search", "warranty cover", "--as-of", "2025-08-01", "--store", store, "--json").stdout)
     assert set(data) >= {"query", "role", "as_of", "hits"}
     assert data["role"] == "public" and data["as_of"] == "2025-08-01"
-    assert {h["version"] for h in data["hits"]} == {"5"}
+    # Only version 5 of warranty is in force that day (with English stemming every test document's
+    # "covers" also matches "cover": those are other documents, version 1).
+    assert {h["version"] for h in data["hits"] if h["doc_id"] == "warranty"} == {"5"}
     for hit in data["hits"]:
         assert set(hit) >= {"chunk_id", "doc_id", "version", "title", "section", "pages", "start", "end", "access", "score", "text"}
     old = json.loads(ingest("search", "warranty", "--as-of", "2025-01-01", "--store", store, "--json").stdout)

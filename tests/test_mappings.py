@@ -43,17 +43,21 @@ def test_mappings_are_strict_with_the_agreed_types():
     assert {f for f in INTEGERS if chunks[f]["type"] != "integer"} == set()
     assert chunks["effective_from"]["type"] == chunks["effective_to"]["type"] == "date"
     assert chunks["sections"]["type"] == chunks["heading_path"]["type"] == "keyword"
-    assert chunks["text"] == {"type": "text", "analyzer": "standard"}
+    # BM25 fields: the english analyzer (issue 10: [search] language defaults to english), each
+    # with an unstemmed .exact sub-field for codes.
+    exact = {"exact": {"type": "text", "analyzer": "standard"}}
+    assert chunks["text"] == {"type": "text", "analyzer": "english", "fields": exact}
     for field in ("title", "section"):
         assert chunks[field]["type"] == "keyword"
-        assert chunks[field]["fields"]["text"] == {"type": "text", "analyzer": "standard"}
+        assert chunks[field]["fields"] == {"text": {"type": "text", "analyzer": "english"}, **exact}
 
 
-def test_the_analyzer_can_be_chosen():
+def test_the_analyzer_can_be_chosen_and_the_exact_sub_fields_keep_theirs():
     body = load_index_body("chunks", "whitespace")
     props = body["mappings"]["properties"]
     assert props["text"]["analyzer"] == props["title"]["fields"]["text"]["analyzer"] == "whitespace"
-    assert properties("chunks")["text"]["analyzer"] == "standard"  # the file is untouched
+    assert props["text"]["fields"]["exact"]["analyzer"] == props["section"]["fields"]["exact"]["analyzer"] == "standard"
+    assert properties("chunks")["text"]["analyzer"] == "english"  # the file is untouched
 
 
 def test_one_elasticsearch_version_everywhere():

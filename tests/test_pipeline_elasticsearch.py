@@ -60,9 +60,19 @@ def test_filters_mean_the_same_in_both_stores(es_sample, sqlite_sample):
         labels = SETTINGS.roles[q.role]
         day = q.as_of or date.today()
         es_hits = {h.chunk.chunk_id for h in es_sample.search(q.question, labels, day, top=1000, role=q.role)}
-        sqlite_hits = {h.chunk.chunk_id for h in sqlite_sample.search(q.question, labels, day, top=1000, role=q.role)}
-        # Same filters, same candidate set: only the BM25 order may differ.
-        assert es_hits == sqlite_hits, q.id
+        sqlite_found = sqlite_sample.search(q.question, labels, day, top=1000, role=q.role)
+        sqlite_hits = {h.chunk.chunk_id for h in sqlite_found}
+        # Same filters, same candidate set: only the BM25 order may differ. One exception from
+        # the tokenizers: FTS5 splits "2.00" into "2" and "00", Elasticsearch keeps one token, so
+        # SQLite may match a few more chunks (tab-priority2-response: "Priority 2" finds a
+        # "Gear ratio 2.00:1" row there) -- each of them still inside the filters.
+        assert es_hits <= sqlite_hits, q.id
+        assert len(sqlite_hits - es_hits) <= 1, q.id
+        for hit in sqlite_found:
+            if hit.chunk.chunk_id not in es_hits:
+                chunk = hit.chunk
+                assert chunk.access in labels, q.id
+                assert (chunk.effective_from or day.isoformat()) <= day.isoformat() <= (chunk.effective_to or day.isoformat()), q.id
 
 
 def test_eval_on_elasticsearch(es_sample):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 
 from ingest.config import DEFAULT_SQLITE, ConfigError, ConnectionConfig, resolve
+from ingest.settings import DEFAULT_LANGUAGE
 from ingest.store.base import Store, StoreConfigError, StoreError, StoreUnavailable
 
 __all__ = ["DEFAULT_SQLITE", "NoIngestIndex", "Store", "open_store", "require_ingest_index", "resolve_store_url"]
@@ -42,7 +43,8 @@ def open_store(
     if config.kind == "sqlite":
         from ingest.store.sqlite import SQLiteStore
 
-        return SQLiteStore(config.sqlite_path, create=create)
+        language = settings.search.language if settings is not None else DEFAULT_LANGUAGE
+        return SQLiteStore(config.sqlite_path, create=create, language=language)
     from ingest.store.elasticsearch import ElasticsearchStore
     from ingest.store.es_connection import connect
 

@@ -20,6 +20,15 @@ from typing import Iterable, Protocol, Sequence
 
 from ingest.model import Chunk, DocumentRecord, Hit
 
+# BM25 field weights shared by both stores, so that they rank alike: a match in a title or a
+# section heading says more about the chunk than one word of its body.
+FIELD_WEIGHTS = {"title": 2.0, "section": 1.5, "text": 1.0}
+
+# Part numbers and codes (NW-4471-B, X40-2.1, 10.0.3): words joined by - . / : without spaces,
+# with a digit somewhere (so "co-operative" or "lay-up" are not codes). Both stores also match
+# them as exact phrases, so the code itself outranks chunks sharing only its parts.
+EXACT_TOKEN = r"(?=[\w./:-]*\d)\w+(?:[-./:]\w+)+"
+
 
 class StoreError(Exception):
     """A store problem that is not the user's input."""
@@ -66,6 +75,9 @@ class Store(Protocol):
     """What every store offers. ``labels`` are the access labels the caller may read."""
 
     name: str  # for messages and JSON: "sqlite:///…" or "http://…"
+    # How new indices analyse text for BM25 (from [search] language): recorded in the meta as
+    # "analysis"; a store whose recorded analysis differs is rebuilt.
+    analysis: str
 
     # --- lifecycle -------------------------------------------------------
     def check(self) -> None:

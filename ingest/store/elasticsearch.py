@@ -23,10 +23,21 @@ filter ``access`` inside the query.
 
 Mappings come from ``mappings/chunks.json``, ``documents.json`` and ``meta.json`` (``dynamic:
 strict``). ``title`` and ``section`` are ``keyword`` (exact filters, aggregations, Kibana columns)
-with a ``.text`` sub-field analysed for BM25; searches match ``text``, ``title.text^2`` and
-``section.text^1.5``. The analyzer of every text field is ``standard`` (present in every
-distribution, including the integ-test one, which has no language analyzers), or the
-``analyzer`` argument / ``INGEST_ES_ANALYZER``.
+with a ``.text`` sub-field analysed for BM25. Analysis follows ``[search] language`` in
+ingest.toml: ``english`` (the default) puts Elasticsearch's ``english`` analyzer (stemming, English
+stop words: "invoice" finds "Invoicing") on ``text``, ``title.text`` and ``section.text``; ``none``
+puts ``standard`` there; the ``analyzer`` argument / ``INGEST_ES_ANALYZER`` overrides both. Each of
+those fields has an ``.exact`` sub-field analysed by ``standard`` (no stemming, no stop words):
+codes in the query (``NW-4471-B``) are also matched there as phrases, so the exact code outranks
+chunks that merely share its parts or a stem. A cluster without the analyzer is refused
+(StoreConfigError naming it) before any index is created; the analyzer is recorded in the run
+metadata (``analysis``) and a change rebuilds the indices (see the pipeline).
+
+Searches use ``combined_fields`` (BM25F over the three fields with the weights of
+``FIELD_WEIGHTS``, shared with SQLite, whose FTS5 ``bm25()`` also scores a row's columns together)
+and ``dfs_query_then_fetch``: term statistics are gathered over every label index searched, so a
+score from the staff index compares with one from the public index (with per-index statistics the
+same passage scores differently depending on which label it carries).
 
 Writes use ``helpers.streaming_bulk`` with bounded requests (5 MB, 500 actions), retries with
 exponential backoff on 429/502/503/504 (per item and per request) and on connection errors;
@@ -71,16 +82,24 @@ from ingest.model import MIN_PREFIX, Chunk, DocumentRecord, Hit
 from ingest.resources import load_mapping
 from ingest.settings import Settings, SettingsError
 from ingest.store.base import (
+    EXACT_TOKEN,
+    FIELD_WEIGHTS,
     AmbiguousPrefix,
     ChunkNotFound,
     ItemError,
+    StoreConfigError,
     StoreError,
     StoreLocked,
     StoreUnavailable,
     WriteReport,
 )
 
-DEFAULT_ANALYZER = "standard"
+# [search] language -> the analyzer of the BM25 text fields (``english`` is built into every full
+# distribution and Docker image; the test node gets it from elasticsearch-plugins/english-analysis).
+LANGUAGE_ANALYZERS = {"english": "english", "none": "standard"}
+DEFAULT_ANALYZER = LANGUAGE_ANALYZERS["english"]
+EXACT_FIELD = "exact"  # the unstemmed sub-field; its analyzer is fixed in mappings/*.json
+SEARCH_TYPE = "dfs_query_then_fetch"
 NAME_PART = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
 BULK_MAX_BYTES = 5 * 1024 * 1024
 BULK_MAX_ACTIONS = 500
@@ -90,7 +109,10 @@ IDS_BATCH = 1000  # IDs per lookup query
 LOCK_TTL_S = 600.0
 META_ID = "meta"
 LOCK_ID = "lock"
-SEARCH_FIELDS = ("text", "title.text^2", "section.text^1.5")
+SEARCH_FIELDS = tuple(
+    f"{field}^{weight:g}" if field == "text" else f"{field}.text^{weight:g}" for field, weight in FIELD_WEIGHTS.items()
+)
+EXACT_FIELDS = tuple(f"{field}.{EXACT_FIELD}^{weight:g}" for field, weight in FIELD_WEIGHTS.items())
 
 T = TypeVar("T")
 
@@ -99,18 +121,26 @@ T = TypeVar("T")
 
 
 def load_index_body(name: str, analyzer: str = DEFAULT_ANALYZER) -> dict[str, Any]:
-    """``mappings/{name}.json`` with every text field's analyzer set to ``analyzer``."""
+    """``mappings/{name}.json`` with every BM25 text field's analyzer set to ``analyzer``
+    (the ``.exact`` sub-fields keep theirs)."""
     body = load_mapping(name)  # the package copy when installed (ingest/resources.py)
     _set_analyzer(body["mappings"]["properties"], analyzer)
     return body
 
 
 def _set_analyzer(properties: dict[str, Any], analyzer: str) -> None:
-    for spec in properties.values():
+    for name, spec in properties.items():
+        if name == EXACT_FIELD:
+            continue
         if spec.get("type") == "text":
             spec["analyzer"] = analyzer
         _set_analyzer(spec.get("fields", {}), analyzer)
         _set_analyzer(spec.get("properties", {}), analyzer)
+
+
+def analyzer_for(settings: Settings) -> str:
+    """The analyzer of the BM25 fields: INGEST_ES_ANALYZER, else the one of [search] language."""
+    return os.environ.get("INGEST_ES_ANALYZER") or LANGUAGE_ANALYZERS[settings.search.language]
 
 
 def new_build() -> str:
@@ -144,10 +174,16 @@ def search_body(
     filters: list[dict[str, Any]] = [{"terms": {"access": list(labels)}}, *as_of_filters(as_of)]
     if doc_id:
         filters.append({"term": {"doc_id": doc_id}})
+    # Codes in the query, also as exact phrases over the unstemmed sub-fields.
+    exact = [
+        {"multi_match": {"query": code, "type": "phrase", "fields": list(EXACT_FIELDS)}}
+        for code in dict.fromkeys(re.findall(EXACT_TOKEN, query))
+    ]
     return {
         "query": {
             "bool": {
-                "must": {"multi_match": {"query": query, "fields": list(SEARCH_FIELDS)}},
+                "must": {"combined_fields": {"query": query, "fields": list(SEARCH_FIELDS)}},
+                "should": exact,
                 "filter": filters,
             }
         },
@@ -178,7 +214,9 @@ class ElasticsearchStore:
         self.name = _without_credentials(self.url)
         self.prefix = prefix
         self.settings = settings or Settings()
-        self.analyzer = analyzer or os.environ.get("INGEST_ES_ANALYZER") or DEFAULT_ANALYZER
+        self.analyzer = analyzer or analyzer_for(self.settings)
+        self.analysis = self.analyzer
+        self._analyzer_checked = False
         self.lock_ttl_s = lock_ttl_s
         self.max_retries = max_retries
         self.initial_backoff = initial_backoff
@@ -283,6 +321,8 @@ class ElasticsearchStore:
             self._documents_index = self.documents_index(self._build)
             return
         label_index, documents_index = self._call(self._live_layout)
+        if documents_index is None or set(self.settings.labels) - set(label_index):
+            self._check_analyzer()  # before anything is created with it
         build = _build_of(documents_index) if documents_index else new_build()
         if documents_index is None:
             documents_index = self.documents_index(build)
@@ -327,6 +367,34 @@ class ElasticsearchStore:
         if actions:
             self.es.indices.update_aliases(actions=actions)
 
+    def _check_analyzer(self) -> None:
+        """Refuse a cluster without the analyzer (never index with another one)."""
+        if self._analyzer_checked:
+            return
+        try:
+            self.es.indices.analyze(analyzer=self.analyzer, text="ingest")
+        except AuthorizationException:
+            return  # may not call _analyze: index creation below names a missing analyzer too
+        except ApiError as exc:
+            if exc.meta.status == 400:
+                raise self._missing_analyzer(exc) from None
+            raise self._unavailable(exc) from None
+        except TransportError as exc:
+            raise self._unavailable(exc) from None
+        self._analyzer_checked = True
+
+    def _missing_analyzer(self, exc: ApiError) -> StoreConfigError:
+        hint = (
+            "set [search] language = \"none\" in ingest.toml for the standard analyzer"
+            if os.environ.get("INGEST_ES_ANALYZER") is None
+            else "unset INGEST_ES_ANALYZER or name an analyzer the cluster has"
+        )
+        return StoreConfigError(
+            f"Elasticsearch at {self.name} has no analyzer {self.analyzer!r} ({_reason(exc)}): "
+            f"refusing to index with another one. Use a distribution that includes it (every full "
+            f"distribution and Docker image has 'english'; scripts/elasticsearch-local installs it), or {hint}"
+        )
+
     def _create_index(self, index: str, kind: str, extra_settings: dict[str, Any] | None = None) -> None:
         body = load_index_body(kind, self.analyzer)
         if extra_settings:
@@ -334,11 +402,14 @@ class ElasticsearchStore:
         try:
             self.es.indices.create(index=index, settings=body["settings"], mappings=body["mappings"])
         except ApiError as exc:
+            if _error_type(exc) == "mapper_parsing_exception" and "analyzer" in _reason(exc):
+                raise self._missing_analyzer(exc) from None
             if _error_type(exc) != "resource_already_exists_exception":
                 raise
 
     def _ensure_meta_index(self) -> None:
         if not self.es.indices.exists(index=self.meta_index):
+            self._check_analyzer()  # a new store: refuse before creating anything
             self._create_index(self.meta_index, "meta")
         elif not self._meta_mapping_checked:
             # A meta index from an older ingest: add the fields it lacks (adding is always allowed).
@@ -446,6 +517,7 @@ class ElasticsearchStore:
         new_labels = {label: self.chunk_index(label, build) for label in self.settings.labels}
         new_documents = self.documents_index(build)
         new_indices = [*new_labels.values(), new_documents]
+        self._check_analyzer()
         self._call(self._ensure_meta_index)
         try:
             for index in new_labels.values():
@@ -659,7 +731,7 @@ class ElasticsearchStore:
         if role and self._build is not None and not self.settings.labels_for_role(role):
             return []  # a role that may read nothing (no alias exists to search)
         body = search_body(query, labels, as_of, top, doc_id)
-        hits = self._search(self._chunks_read_target(role), body)
+        hits = self._search(self._chunks_read_target(role), body, search_type=SEARCH_TYPE)
         return [Hit(Chunk.from_json(hit["_source"]), float(hit["_score"] or 0.0)) for hit in hits]
 
     def counts(self) -> dict[str, dict[str, int]]:
@@ -754,13 +826,13 @@ class ElasticsearchStore:
                 time.sleep(min(30.0, self.initial_backoff * 2**attempt))
         return done, errors
 
-    def _search_response(self, index: str, body: dict[str, Any]) -> dict[str, Any] | None:
+    def _search_response(self, index: str, body: dict[str, Any], search_type: str | None = None) -> dict[str, Any] | None:
         """The search response, or None when the indices do not exist yet."""
         self.refresh()
-        return self._call(lambda: self.es.search(index=index, body=body).body, missing=None)
+        return self._call(lambda: self.es.search(index=index, body=body, search_type=search_type).body, missing=None)
 
-    def _search(self, index: str, body: dict[str, Any]) -> list[dict[str, Any]]:
-        resp = self._search_response(index, body)
+    def _search(self, index: str, body: dict[str, Any], search_type: str | None = None) -> list[dict[str, Any]]:
+        resp = self._search_response(index, body, search_type)
         return resp["hits"]["hits"] if resp else []
 
     def _scan(

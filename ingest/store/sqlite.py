@@ -2,8 +2,14 @@
 
 Layout: ``documents`` (one row per document version, the sync state), ``chunks`` (the
 records), ``chunks_fts`` (an external-content FTS5 index over title, section and text,
-kept in step by triggers), ``meta`` (chunker, sizes, parser version, build time, roles).
-Role and as-of filters are part of the SQL query, so they apply before the top k.
+kept in step by triggers), ``meta`` (chunker, sizes, parser version, build time, roles,
+analysis). Role and as-of filters are part of the SQL query, so they apply before the top k.
+
+The FTS5 tokenizer follows ``[search] language``: ``porter unicode61`` for english (Porter
+stemming, as Elasticsearch's ``english`` analyzer: "invoice" finds "Invoicing"), ``unicode61``
+for none. It is fixed when the file is created; the pipeline rebuilds the file when the
+recorded ``analysis`` differs. Columns are weighted by ``FIELD_WEIGHTS`` (shared with
+Elasticsearch); codes in the query (``NW-4471-B``) are also matched as phrases.
 
 A full rebuild writes a new file next to the old one and renames it over, so a reader
 never sees a half-built index and a crash leaves the old one intact. The write lock is
@@ -26,7 +32,10 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from ingest.model import MIN_PREFIX, Chunk, DocumentRecord, Hit
+from ingest.settings import DEFAULT_LANGUAGE
 from ingest.store.base import (
+    EXACT_TOKEN,
+    FIELD_WEIGHTS,
     AmbiguousPrefix,
     ChunkNotFound,
     ItemError,
@@ -56,7 +65,7 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (doc_id, version, position);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-  title, section, text, content='chunks', content_rowid='rowid', tokenize='unicode61'
+  title, section, text, content='chunks', content_rowid='rowid', tokenize='@TOKENIZE@'
 );
 CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
   INSERT INTO chunks_fts(rowid, title, section, text) VALUES (new.rowid, new.title, new.section, new.text);
@@ -66,9 +75,16 @@ CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
 END;
 """
 
-# BM25 column weights for (title, section, text): a match in a title or section heading
-# says more about the chunk than one word in its body.
-BM25_WEIGHTS = (3.0, 2.0, 1.0)
+# [search] language -> FTS5 tokenizer of chunks_fts.
+LANGUAGE_TOKENIZERS = {"english": "porter unicode61", "none": "unicode61"}
+# Lucene's EnglishAnalyzer stop words (what Elasticsearch's `english` analyzer drops): left out of
+# english queries so that both stores match the same chunks (FTS5 has no stop-word filter).
+ENGLISH_STOP_WORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their then "
+    "there these they this to was will with".split()
+)
+# BM25 column weights for the FTS columns (title, section, text), shared with Elasticsearch.
+BM25_WEIGHTS = tuple(FIELD_WEIGHTS[column] for column in ("title", "section", "text"))
 
 CHUNK_COLUMNS = (
     "chunk_id", "doc_id", "version", "title", "section", "sections", "heading_path", "position",
@@ -84,12 +100,20 @@ DOC_COLUMNS = (
 )
 
 
-def fts_query(text: str) -> str | None:
-    """Free text to an FTS5 query: every word quoted (no syntax from the user), OR-ed like BM25."""
-    words = re.findall(r"\w+", text.lower())
+def fts_query(text: str, language: str = DEFAULT_LANGUAGE) -> str | None:
+    """Free text to an FTS5 query: every word quoted (no syntax from the user), OR-ed like BM25;
+    codes (NW-4471-B) also as phrases, so the whole code outranks its loose parts. In english,
+    stop words and the possessive 's are dropped, as Elasticsearch's english analyzer does."""
+    text = text.lower()
+    if language == "english":
+        text = re.sub(r"['’]s\b", "", text)
+    words = re.findall(r"\w+", text)
+    if language == "english":
+        words = [w for w in words if w not in ENGLISH_STOP_WORDS]
     if not words:
         return None
-    return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
+    codes = [" ".join(re.findall(r"\w+", code)) for code in re.findall(EXACT_TOKEN, text.lower())]
+    return " OR ".join(f'"{w}"' for w in dict.fromkeys([*words, *codes]))
 
 
 def _chunk_from_row(row: sqlite3.Row | tuple) -> Chunk:
@@ -105,8 +129,12 @@ def _chunk_to_row(chunk: Chunk) -> tuple:
 
 
 class SQLiteStore:
-    def __init__(self, path: str | os.PathLike, *, create: bool = True, _bulk: bool = False):
+    def __init__(
+        self, path: str | os.PathLike, *, create: bool = True, language: str = DEFAULT_LANGUAGE, _bulk: bool = False
+    ):
         self.path = Path(path)
+        self.language = language
+        self.analysis = LANGUAGE_TOKENIZERS[language]  # the tokenizer a new file gets
         self.name = f"sqlite:///{path}"
         self.create = create  # False for readers: a missing file is an error, not a new index
         self._bulk = _bulk  # inside a full rebuild: one transaction, committed at the end
@@ -145,7 +173,7 @@ class SQLiteStore:
                         conn.execute("PRAGMA journal_mode=WAL")
                     conn.execute("PRAGMA synchronous=NORMAL")
                 if conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'chunks_ad'").fetchone()[0] == 0:  # the schema's last object
-                    conn.executescript(SCHEMA)
+                    conn.executescript(SCHEMA.replace("@TOKENIZE@", self.analysis))
                 return
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or time.monotonic() > deadline:
@@ -211,7 +239,7 @@ class SQLiteStore:
     @contextmanager
     def full_rebuild(self) -> Iterator["SQLiteStore"]:
         tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex[:8]}.building")
-        new = SQLiteStore(tmp, _bulk=True)
+        new = SQLiteStore(tmp, language=self.language, _bulk=True)
         try:
             new.set_meta(self.get_meta() if self.path.exists() else {})
             yield new
@@ -339,7 +367,7 @@ class SQLiteStore:
         doc_id: str | None = None,
         role: str | None = None,
     ) -> list[Hit]:
-        match = fts_query(query)
+        match = fts_query(query, self.language)
         if match is None or not labels:
             return []
         sql = [
