@@ -4,19 +4,19 @@ Page furniture (script, style, nav, aside, noscript, template, header/footer out
 article or main, hidden elements and navigation/banner/contentinfo landmarks) is dropped. h1–h6 are headings, p paragraphs, ul/ol one list block (one item a
 line), table one block (one row a line, cells joined by `` | ``), pre code; loose text in
 divs, sections and articles becomes paragraphs. Whitespace in a paragraph is collapsed.
+
+The tree is built by lxml (libxml2's HTML parser, in C) and walked directly: a soup
+would cost five times the parse for the same tree.
 """
 
 from __future__ import annotations
 
 import codecs
 import re
-import warnings
-from typing import Any, Iterator
+from typing import Any
 
-from bs4 import BeautifulSoup, SoupStrainer, Comment, MarkupResemblesLocatorWarning, XMLParsedAsHTMLWarning, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
 from bs4.dammit import EncodingDetector
 import lxml.etree
-import lxml.html
 
 from ingest.model import ParsedDocument, UnreadableFile
 from ingest.parse._common import Draft, assemble, collapse_spaces, normalise_newlines, strip_controls
@@ -32,52 +32,44 @@ BLOCK_CONTAINERS = {
     "header", "footer", "hgroup", "tbody", "thead", "tfoot", "tr", "td", "th", "hr",
 }
 BREAKING = BLOCK_CONTAINERS | set(HEADINGS) | {"p", "ul", "ol", "table", "pre", "br"}  # end a run of words
-_SKIPPED_STRINGS = (Comment, Declaration, Doctype, ProcessingInstruction)
+_HIDING_ATTRIBUTES = ("hidden", "aria-hidden", "role", "style")
+
+Element = lxml.etree._Element
 
 
 def parse_html(data: bytes) -> ParsedDocument:
-    with warnings.catch_warnings():
-        # bs4 warns about short inputs that look like URLs and about XHTML: both parse fine.
-        warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
-        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
-        soup = BeautifulSoup(_decode(data), "lxml")
-    metadata = _metadata(soup)
-    body = soup.body or soup
-    return assemble("html", _drafts(body), metadata)
+    tree = _tree(_decode(data))
+    if tree is None:
+        raise UnreadableFile("no text")
+    body = tree.find("body")
+    drafts: list[Draft] = []
+    walker = _Walker(drafts)
+    walker.walk(tree if body is None else body, False)
+    walker.flush()
+    return assemble("html", drafts, _metadata(tree))
 
 
 def read_html_metadata(data: bytes) -> dict[str, Any]:
-    """Only the ``<meta>`` fields and ``<title>``: what a sync needs for a file it already holds.
+    """Only the ``<meta>`` fields and ``<title>``: what a sync needs for a file it already holds."""
+    tree = _tree(_decode(data), refuse_deep=False)  # the head lies near the root
+    return {} if tree is None else _metadata(tree)
 
-    lxml builds the tree in C, with no Python call per element, so this is several times
-    faster than the soup; it finds the same fields (tests/test_parse_metadata_only.py).
+
+def _tree(text: str, refuse_deep: bool = True) -> Element | None:
+    """The document's element tree (None when it holds no element at all).
+
+    ``huge_tree`` lifts libxml2's depth limit of 256 to 2048; deeper nesting is refused
+    rather than cut off, which libxml2 would otherwise do silently.
     """
-    text = _decode(data)
+    parser = lxml.etree.HTMLParser(encoding="utf-8", huge_tree=True, remove_pis=True)
     try:
-        tree = lxml.html.document_fromstring(text)
-    except (ValueError, lxml.etree.ParserError):
-        return _metadata_from_soup(text)
-    fields: dict[str, Any] = {}
-    for meta in tree.iter("meta"):
-        name, content = meta.get("name"), meta.get("content")
-        if name is None or content is None or not name.strip():
-            continue
-        _add_field(fields, name.strip().lower(), content)
-    if "title" not in fields:
-        title = tree.find(".//title")
-        if title is not None:
-            value = collapse_spaces(title.text_content())
-            if value:
-                fields["title"] = value
-    return fields
-
-
-def _metadata_from_soup(text: str) -> dict[str, Any]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
-        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
-        soup = BeautifulSoup(text, "lxml", parse_only=SoupStrainer(["meta", "title"]))
-    return _metadata(soup)
+        tree = lxml.etree.fromstring(text.encode("utf-8"), parser)
+    except lxml.etree.ParserError:
+        return None  # "Document is empty"
+    for error in parser.error_log if refuse_deep else ():
+        if error.type == lxml.etree.ErrorTypes.ERR_RESOURCE_LIMIT:
+            raise UnreadableFile("nested too deeply to parse")
+    return tree
 
 
 # ---------------------------------------------------------------------------- decoding
@@ -126,142 +118,161 @@ def _add_field(fields: dict[str, Any], key: str, content: str) -> None:
         fields[key] = [fields[key], content]
 
 
-def _metadata(soup: BeautifulSoup) -> dict[str, Any]:
+def _metadata(tree: Element) -> dict[str, Any]:
     """Every ``<meta name content>`` (names lower-cased; a repeated name gives a list)."""
     fields: dict[str, Any] = {}
-    for meta in soup.find_all("meta"):
+    for meta in tree.iter("meta"):
         name, content = meta.get("name"), meta.get("content")
-        if not isinstance(name, str) or not isinstance(content, str) or not name.strip():
+        if name is None or content is None or not name.strip():
             continue
         _add_field(fields, name.strip().lower(), content)
-    if "title" not in fields and soup.title is not None:
-        title = collapse_spaces(soup.title.get_text())
-        if title:
-            fields["title"] = title
+    if "title" not in fields:
+        title = next(tree.iter("title"), None)
+        if title is not None:
+            value = collapse_spaces("".join(title.itertext()))
+            if value:
+                fields["title"] = value
     return fields
 
 
 # ---------------------------------------------------------------------------- blocks
 
 
-def _drafts(root: Tag) -> Iterator[Draft]:
+def _name(node: Element) -> str:
+    """The element's tag name, lower-case; "" for comments and processing instructions."""
+    tag = node.tag
+    return tag.lower() if isinstance(tag, str) else ""
+
+
+class _Walker:
     """Blocks in document order; loose inline text is gathered into paragraphs."""
-    loose: list[str] = []
 
-    def flush() -> Iterator[Draft]:
-        text = collapse_spaces("".join(loose))
-        loose.clear()
-        if text:
-            yield Draft("paragraph", text)
+    def __init__(self, drafts: list[Draft]) -> None:
+        self.drafts = drafts
+        self.loose: list[str] = []
 
-    def walk(node: Tag, in_article: bool) -> Iterator[Draft]:
-        for child in node.children:
-            if isinstance(child, NavigableString):
-                if not isinstance(child, _SKIPPED_STRINGS):
-                    loose.append(str(child))
-                continue
-            if not isinstance(child, Tag):
-                continue
-            name = child.name.lower() if child.name else ""
-            if name in DROPPED or (name in PAGE_CHROME and not in_article) or _hidden(child):
-                continue
-            if name in HEADINGS:
-                yield from flush()
-                yield Draft("heading", _inline_text(child), level=HEADINGS[name])
+    def flush(self) -> None:
+        if self.loose:
+            text = collapse_spaces("".join(self.loose))
+            self.loose.clear()
+            if text:
+                self.drafts.append(Draft("paragraph", text))
+
+    def add(self, kind: str, text: str, level: int = 0) -> None:
+        self.flush()
+        self.drafts.append(Draft(kind, text, level=level))
+
+    def walk(self, node: Element, in_article: bool) -> None:
+        loose = self.loose
+        if node.text:
+            loose.append(node.text)
+        for child in node:
+            name = _name(child)
+            if not name or name in DROPPED or (name in PAGE_CHROME and not in_article) or _hidden(child):
+                pass
+            elif name in HEADINGS:
+                self.add("heading", _inline_text(child), HEADINGS[name])
             elif name == "p":
-                yield from flush()
-                yield Draft("paragraph", _inline_text(child))
-            elif name in ("ul", "ol"):
-                yield from flush()
-                yield Draft("list", "\n".join(_list_lines(child, 0)))
+                self.add("paragraph", _inline_text(child))
+            elif name == "ul" or name == "ol":
+                self.add("list", "\n".join(_list_lines(child, 0)))
             elif name == "table":
-                yield from flush()
-                yield Draft("table", "\n".join(_table_rows(child)))
+                self.add("table", "\n".join(_table_rows(child)))
             elif name == "pre":
-                yield from flush()
-                yield Draft("code", _code_text(child))
+                self.add("code", _code_text(child))
             elif name in BLOCK_CONTAINERS:
-                yield from flush()
-                yield from walk(child, in_article or name in CONTENT_ROOTS)
-                yield from flush()
+                self.flush()
+                self.walk(child, in_article or name in CONTENT_ROOTS)
+                self.flush()
             elif name == "br":
                 loose.append(" ")
             else:  # inline element: its text joins the loose run around it
-                yield from walk(child, in_article)
+                self.walk(child, in_article)
+            if child.tail:
+                loose.append(child.tail)
 
-    yield from walk(root, False)
-    yield from flush()
 
-
-def _hidden(node: Tag) -> bool:
+def _hidden(node: Element) -> bool:
     """Not shown to a reader (``hidden``, ``aria-hidden``, ``display:none``) or a landmark of page chrome."""
-    if node.has_attr("hidden") or str(node.get("aria-hidden", "")).strip().lower() == "true":
+    attrib = node.attrib
+    if not attrib:
+        return False
+    if "hidden" in attrib or attrib.get("aria-hidden", "").strip().lower() == "true":
         return True
-    if str(node.get("role", "")).strip().lower() in CHROME_ROLES:
+    if attrib.get("role", "").strip().lower() in CHROME_ROLES:
         return True
-    style = str(node.get("style", "")).replace(" ", "").lower()
+    style = attrib.get("style")
+    if not style:
+        return False
+    style = style.replace(" ", "").lower()
     return "display:none" in style or "visibility:hidden" in style
 
 
-def _visible_strings(node: Tag, excluded: tuple[Tag, ...] = ()) -> Iterator[str]:
-    """The node's text pieces; block elements and <br> are set apart by spaces."""
-    for child in node.children:
-        if isinstance(child, NavigableString):
-            if not isinstance(child, _SKIPPED_STRINGS):
-                yield str(child)
-        elif isinstance(child, Tag) and not any(child is other for other in excluded):
-            name = (child.name or "").lower()
-            if name in DROPPED or _hidden(child):
-                continue
-            breaking = name in BREAKING
-            if breaking:
-                yield " "
-            yield from _visible_strings(child, excluded)
-            if breaking:
-                yield " "
+def _visible_strings(node: Element, out: list[str], excluded: frozenset[Element] = frozenset()) -> list[str]:
+    """The node's text pieces appended to ``out``; block elements and <br> are set apart by spaces."""
+    if node.text:
+        out.append(node.text)
+    for child in node:
+        name = _name(child)
+        if name and name not in DROPPED and child not in excluded and not _hidden(child):
+            if name in BREAKING:
+                out.append(" ")
+                _visible_strings(child, out, excluded)
+                out.append(" ")
+            else:
+                _visible_strings(child, out, excluded)
+        if child.tail:
+            out.append(child.tail)
+    return out
 
 
-def _inline_text(node: Tag) -> str:
-    return collapse_spaces("".join(_visible_strings(node)))
+def _inline_text(node: Element) -> str:
+    return collapse_spaces("".join(_visible_strings(node, [])))
 
 
-def _list_lines(node: Tag, depth: int) -> Iterator[str]:
-    ordered = (node.name or "").lower() == "ol"
+def _list_lines(node: Element, depth: int) -> list[str]:
+    lines: list[str] = []
+    ordered = _name(node) == "ol"
     number = _start_number(node)
-    for item in node.find_all("li", recursive=False):
-        nested = [child for child in item.find_all(("ul", "ol")) if _nearest_list_item(child) is item]
-        text = collapse_spaces("".join(_visible_strings(item, tuple(nested))))
+    for item in node:
+        if _name(item) != "li":
+            continue
+        nested = [sub for sub in item.iter("ul", "ol") if sub is not item and _nearest_list_item(sub) is item]
+        text = collapse_spaces("".join(_visible_strings(item, [], frozenset(nested))))
         marker = f"{number}." if ordered else "-"
         number += 1
         if text:
-            yield f"{'  ' * depth}{marker} {text}"
+            lines.append(f"{'  ' * depth}{marker} {text}")
         for sub in nested:
-            yield from _list_lines(sub, depth + 1)
+            lines.extend(_list_lines(sub, depth + 1))
+    return lines
 
 
-def _start_number(node: Tag) -> int:
+def _start_number(node: Element) -> int:
     start = node.get("start")
-    if isinstance(start, str) and re.fullmatch(r"\s*-?\d{1,6}\s*", start):
+    if start is not None and re.fullmatch(r"\s*-?\d{1,6}\s*", start):
         return int(start)
     return 1
 
 
-def _nearest_list_item(node: Tag) -> Tag | None:
-    return node.find_parent("li")
+def _nearest_list_item(node: Element) -> Element | None:
+    return next(node.iterancestors("li"), None)
 
 
-def _table_rows(table: Tag) -> Iterator[str]:
-    for row in table.find_all("tr"):
-        if row.find_parent("table") is not table:
+def _table_rows(table: Element) -> list[str]:
+    rows: list[str] = []
+    for row in table.iter("tr"):
+        if next(row.iterancestors("table"), None) is not table:
             continue  # a nested table's row
-        cells = [_cell_text(cell) for cell in row.find_all(("td", "th"), recursive=False)]
+        cells = [_cell_text(cell) for cell in row if _name(cell) in ("td", "th")]
         if any(cells):
-            yield " | ".join(cells)
+            rows.append(" | ".join(cells))
+    return rows
 
 
-def _cell_text(cell: Tag) -> str:
-    return collapse_spaces("".join(_visible_strings(cell)))
+def _cell_text(cell: Element) -> str:
+    return collapse_spaces("".join(_visible_strings(cell, [])))
 
 
-def _code_text(node: Tag) -> str:
-    return "".join(_visible_strings(node)).rstrip().strip("\n")
+def _code_text(node: Element) -> str:
+    return "".join(_visible_strings(node, [])).rstrip().strip("\n")
