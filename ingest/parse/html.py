@@ -1,9 +1,21 @@
-"""HTML: ``<meta name>`` fields and ``<title>``, then the page's content as blocks.
+"""HTML: ``<meta name>`` fields and ``<title>``, then the page's main content as blocks.
 
-Page furniture (script, style, nav, aside, noscript, template, header/footer outside an
-article or main, hidden elements and navigation/banner/contentinfo landmarks) is dropped. h1–h6 are headings, p paragraphs, ul/ol one list block (one item a
-line), table one block (one row a line, cells joined by `` | ``), pre code; loose text in
-divs, sections and articles becomes paragraphs. Whitespace in a paragraph is collapsed.
+Main content: the page's ``main`` (or ``[role=main]``), else its one ``article``, else
+Sphinx's ``div.body`` / ``div.document``, else the whole body — unless that element holds
+too little of the page's text to be the content. Furniture dropped wherever it is: script,
+style, nav, noscript, template, forms, hidden elements, navigation/banner/search landmarks,
+DocBook's navigation bars and per-page tables of contents (``div.navheader``,
+``div.navfooter``, ``div.toc``), permalink marks (``a.headerlink``, a ``¶``/``#`` link to
+the element itself), and outside the content: header, footer, aside and site footers.
+
+Blocks: h1–h6 headings; p paragraphs; ul/ol one list block (one item a line, code and
+tables inside an item keep their lines, indented under it); table one block (one row a
+line, cells joined by `` | ``); pre code (line breaks kept); an admonition (``div.note``,
+``div.warning``, ``div.admonition``, ``aside.admonition`` …) one ``note`` block of its lines,
+title first, never a heading; each term of a definition list with its description one
+``definition`` block (term lines, then the description's lines; a definition list nested
+in the description ends it and gives its own blocks); a footnote one paragraph. Loose text
+in divs, sections and articles becomes paragraphs. Whitespace in a paragraph is collapsed.
 
 The tree is built by lxml (libxml2's HTML parser, in C) and walked directly: a soup
 would cost five times the parse for the same tree.
@@ -21,10 +33,24 @@ import lxml.etree
 from ingest.model import ParsedDocument, UnreadableFile
 from ingest.parse._common import Draft, assemble, collapse_spaces, normalise_newlines, strip_controls
 
-DROPPED = {"script", "style", "nav", "aside", "noscript", "template", "head", "iframe", "object", "svg", "button", "select", "form"}
-PAGE_CHROME = {"header", "footer"}  # dropped unless inside the article itself
+DROPPED = {"script", "style", "nav", "noscript", "template", "head", "iframe", "object", "svg", "button", "select", "form"}
+PAGE_CHROME = {"header", "footer", "aside"}  # dropped unless inside the content itself
 CHROME_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search"}
 CONTENT_ROOTS = {"article", "main"}
+# Class names of furniture dropped wherever it is: DocBook's navigation bars and per-page
+# tables of contents, permalink marks, breadcrumbs and skip links.
+FURNITURE_CLASSES = {
+    "navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples",
+    "list-of-procedures", "headerlink", "breadcrumb", "breadcrumbs", "skip-link", "skiplink",
+}
+SITE_FOOTER_CLASSES = {"footer", "site-footer", "page-footer"}  # dropped unless inside the content
+ADMONITION_CLASSES = {
+    "admonition", "note", "warning", "tip", "caution", "important", "attention", "danger",
+    "error", "hint", "seealso", "todo", "callout", "markdown-alert",
+}
+ADMONITION_ELEMENTS = {"div", "aside", "section", "blockquote"}
+PERMALINK_MARKS = {"¶", "#", "§", "🔗", "⚓"}  # the whole text of a link to the element itself
+MIN_CONTENT_SHARE = 0.25  # a content element with less of the page's text is not the content
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 BLOCK_CONTAINERS = {
     "html", "body", "div", "section", "article", "main", "blockquote", "figure", "figcaption",
@@ -42,10 +68,12 @@ def parse_html(data: bytes) -> ParsedDocument:
     if tree is None:
         raise UnreadableFile("no text")
     body = tree.find("body")
-    drafts: list[Draft] = []
-    walker = _Walker(drafts)
-    walker.walk(tree if body is None else body, False)
-    walker.flush()
+    if body is None:
+        body = tree
+    root = _content_root(body)
+    drafts = _Walker().blocks(body if root is None else root, root is not None)
+    if not drafts:  # everything was furniture: keep the page rather than lose it
+        drafts = _Walker(furniture=False).blocks(body, False)
     return assemble("html", drafts, _metadata(tree))
 
 
@@ -144,12 +172,86 @@ def _name(node: Element) -> str:
     return tag.lower() if isinstance(tag, str) else ""
 
 
-class _Walker:
-    """Blocks in document order; loose inline text is gathered into paragraphs."""
+def _classes(node: Element) -> set[str]:
+    value = node.get("class")
+    return set(value.lower().split()) if value else set()
 
-    def __init__(self, drafts: list[Draft]) -> None:
-        self.drafts = drafts
+
+_CONTENT_CANDIDATES = lxml.etree.XPath(
+    "//main | //*[@role='main'] | //article"
+    " | //div[contains(concat(' ', normalize-space(@class), ' '), ' body ')]"
+    " | //div[contains(concat(' ', normalize-space(@class), ' '), ' document ')]"
+)
+
+
+def _content_root(body: Element) -> Element | None:
+    """The element holding the page's main content, or None for the whole body.
+
+    In order: ``main`` or ``[role=main]``; the only ``article``; Sphinx's ``div.body``,
+    then ``div.document``. A candidate that is hidden, inside furniture, or holds less than
+    a quarter of the body's text (a page whose ``main`` is a banner) is passed over.
+    """
+    candidates = _CONTENT_CANDIDATES(body)
+    if not candidates:
+        return None
+    ranked: list[list[Element]] = [[], [], [], []]
+    for node in candidates:
+        name = _name(node)
+        if name == "main" or (node.get("role") or "").strip().lower() == "main":
+            ranked[0].append(node)
+        elif name == "article":
+            ranked[1].append(node)
+        elif "body" in _classes(node):
+            ranked[2].append(node)
+        else:
+            ranked[3].append(node)
+    body_chars = 0
+    for rank, nodes in enumerate(ranked):
+        if not nodes or (rank == 1 and len(nodes) > 1):
+            continue  # several articles: a listing, whose content is all of them
+        node = nodes[0]
+        if not _shown(node, body):
+            continue
+        body_chars = body_chars or _text_length(body)
+        if _text_length(node) >= MIN_CONTENT_SHARE * body_chars:
+            return node
+    return None
+
+
+def _shown(node: Element, body: Element) -> bool:
+    """Neither the node nor an ancestor below ``body`` is hidden or dropped furniture."""
+    for element in (node, *node.iterancestors()):
+        if element is body:
+            return True
+        if _name(element) in DROPPED or _hidden(element) or _classes(element) & FURNITURE_CLASSES:
+            return False
+    return True
+
+
+def _text_length(node: Element) -> int:
+    return len("".join(node.itertext()).split())
+
+
+class _Walker:
+    """Blocks in document order; loose inline text is gathered into paragraphs.
+
+    A note (admonition) or a definition (term and description) is *captured*: the blocks
+    found inside it are made, then merged into one block of their lines. Inside a capture,
+    admonitions and definition lists are merged like any other block, except that a
+    definition list inside a definition's description ends the capture (the nested terms
+    get blocks of their own, the rest of the description follows as ordinary blocks).
+    """
+
+    def __init__(self, furniture: bool = True) -> None:
+        self.furniture = furniture  # drop class-named furniture and keep asides only in content
+        self.drafts: list[Draft] = []
         self.loose: list[str] = []
+        self.capture: tuple[str, list[str], int] | None = None  # kind, leading lines, first draft
+
+    def blocks(self, root: Element, in_content: bool) -> list[Draft]:
+        self.walk(root, in_content)
+        self.flush()
+        return self.drafts
 
     def flush(self) -> None:
         if self.loose:
@@ -162,13 +264,34 @@ class _Walker:
         self.flush()
         self.drafts.append(Draft(kind, text, level=level))
 
-    def walk(self, node: Element, in_article: bool) -> None:
+    def begin(self, kind: str, lines: list[str]) -> tuple[str, list[str], int]:
+        self.flush()
+        self.capture = (kind, lines, len(self.drafts))
+        return self.capture
+
+    def end(self, capture: tuple[str, list[str], int]) -> None:
+        """Merge the blocks made since ``capture`` began into one block (if it is still open)."""
+        if self.capture is not capture:
+            return
+        self.flush()
+        kind, lines, first = capture
+        merged = "\n".join([*lines, *(draft.text for draft in self.drafts[first:] if draft.text.strip())])
+        del self.drafts[first:]
+        if merged.strip():
+            self.drafts.append(Draft(kind, merged))
+        self.capture = None
+
+    def walk(self, node: Element, in_content: bool) -> None:
         loose = self.loose
         if node.text:
             loose.append(node.text)
         for child in node:
             name = _name(child)
-            if not name or name in DROPPED or (name in PAGE_CHROME and not in_article) or _hidden(child):
+            if not name or name in DROPPED or _hidden(child):
+                pass
+            elif self.furniture and self.is_furniture(child, name, in_content):
+                pass
+            elif name in PAGE_CHROME and not in_content:
                 pass
             elif name in HEADINGS:
                 self.add("heading", _inline_text(child), HEADINGS[name])
@@ -180,16 +303,86 @@ class _Walker:
                 self.add("table", "\n".join(_table_rows(child)))
             elif name == "pre":
                 self.add("code", _code_text(child))
-            elif name in BLOCK_CONTAINERS:
+            elif name == "dl":
+                self.definitions(child, in_content)
+            elif name in ADMONITION_ELEMENTS and _classes(child) & ADMONITION_CLASSES:
+                if self.capture is None:
+                    capture = self.begin("note", [])
+                    self.walk(child, in_content)
+                    self.end(capture)
+                else:
+                    self.flush()
+                    self.walk(child, in_content)
+                    self.flush()
+            elif name == "aside" and "footnote" in _classes(child):
+                self.add("paragraph", _inline_text(child))
+            elif name in BLOCK_CONTAINERS or name == "aside":
                 self.flush()
-                self.walk(child, in_article or name in CONTENT_ROOTS)
+                self.walk(child, in_content or name in CONTENT_ROOTS)
                 self.flush()
             elif name == "br":
                 loose.append(" ")
             else:  # inline element: its text joins the loose run around it
-                self.walk(child, in_article)
+                self.walk(child, in_content)
             if child.tail:
                 loose.append(child.tail)
+
+    def is_furniture(self, node: Element, name: str, in_content: bool) -> bool:
+        classes = _classes(node)
+        if classes & FURNITURE_CLASSES or (name == "a" and _is_permalink(node)):
+            return True
+        return not in_content and bool(classes & SITE_FOOTER_CLASSES)
+
+    def definitions(self, dl: Element, in_content: bool) -> None:
+        """Each group of terms and its description as one definition block."""
+        if self.capture is not None:
+            if self.capture[0] != "definition":  # inside a note: its lines, merged into the note
+                self.flush()
+                self.walk(dl, in_content)
+                self.flush()
+                return
+            self.end(self.capture)  # a nested list ends the description it is nested in
+        self.flush()
+        terms: list[str] = []
+        for child in _definition_items(dl):
+            name = _name(child)
+            if name == "dt":
+                term = _inline_text(child)
+                if term:
+                    terms.append(term)
+            elif name == "dd":
+                capture = self.begin("definition", terms)
+                self.walk(child, in_content)
+                self.end(capture)
+                terms = []
+            elif name and name not in DROPPED and not _hidden(child):  # stray content
+                if terms:
+                    self.add("definition", "\n".join(terms))
+                    terms = []
+                self.flush()
+                self.walk(child, in_content)
+                self.flush()
+        if terms:
+            self.add("definition", "\n".join(terms))
+
+
+def _definition_items(dl: Element) -> list[Element]:
+    """The dt and dd elements of a list, also those grouped in a ``div`` (as HTML allows)."""
+    items: list[Element] = []
+    for child in dl:
+        if _name(child) == "div" and not _hidden(child) and not _classes(child) & ADMONITION_CLASSES:
+            items.extend(child)
+        else:
+            items.append(child)
+    return items
+
+
+def _is_permalink(node: Element) -> bool:
+    """A link to the element it sits in, shown as a mark (Sphinx's ``¶``, many sites' ``#``)."""
+    if "headerlink" in _classes(node):
+        return True
+    href = node.get("href")
+    return bool(href) and href.startswith("#") and "".join(node.itertext()).strip() in PERMALINK_MARKS
 
 
 def _hidden(node: Element) -> bool:
@@ -208,13 +401,18 @@ def _hidden(node: Element) -> bool:
     return "display:none" in style or "visibility:hidden" in style
 
 
+def _skipped_inline(child: Element, name: str) -> bool:
+    """Not part of a block's text: dropped, hidden, or a permalink mark."""
+    return name in DROPPED or _hidden(child) or (name == "a" and _is_permalink(child))
+
+
 def _visible_strings(node: Element, out: list[str], excluded: frozenset[Element] = frozenset()) -> list[str]:
     """The node's text pieces appended to ``out``; block elements and <br> are set apart by spaces."""
     if node.text:
         out.append(node.text)
     for child in node:
         name = _name(child)
-        if name and name not in DROPPED and child not in excluded and not _hidden(child):
+        if name and child not in excluded and not _skipped_inline(child, name):
             if name in BREAKING:
                 out.append(" ")
                 _visible_strings(child, out, excluded)
@@ -230,21 +428,69 @@ def _inline_text(node: Element) -> str:
     return collapse_spaces("".join(_visible_strings(node, [])))
 
 
+class _ItemParts:
+    """A list item's content in order: runs of text, and the lines of code or tables in it."""
+
+    def __init__(self, excluded: frozenset[Element]) -> None:
+        self.excluded = excluded
+        self.parts: list[tuple[str, list[str]]] = []  # ("text", pieces) or ("lines", lines)
+        self.pieces: list[str] = []
+
+    def collect(self, node: Element) -> list[tuple[str, list[str]]]:
+        self.visit(node)
+        self.close_text()
+        return self.parts
+
+    def close_text(self) -> None:
+        if self.pieces:
+            self.parts.append(("text", self.pieces))
+            self.pieces = []
+
+    def visit(self, node: Element) -> None:
+        if node.text:
+            self.pieces.append(node.text)
+        for child in node:
+            name = _name(child)
+            if name and child not in self.excluded and not _skipped_inline(child, name):
+                if name == "pre" or name == "table":
+                    self.close_text()
+                    lines = _code_text(child).split("\n") if name == "pre" else _table_rows(child)
+                    self.parts.append(("lines", [line.rstrip() for line in lines]))
+                elif name in BREAKING:
+                    self.pieces.append(" ")
+                    self.visit(child)
+                    self.pieces.append(" ")
+                else:
+                    self.visit(child)
+            if child.tail:
+                self.pieces.append(child.tail)
+
+
 def _list_lines(node: Element, depth: int) -> list[str]:
     lines: list[str] = []
     ordered = _name(node) == "ol"
     number = _start_number(node)
+    indent, inner = "  " * depth, "  " * (depth + 1)
     for item in node:
         if _name(item) != "li":
             continue
         nested = [sub for sub in item.iter("ul", "ol") if sub is not item and _nearest_list_item(sub) is item]
-        text = collapse_spaces("".join(_visible_strings(item, [], frozenset(nested))))
-        marker = f"{number}." if ordered else "-"
+        marker = f"{indent}{number}." if ordered else f"{indent}-"
         number += 1
-        if text:
-            lines.append(f"{'  ' * depth}{marker} {text}")
+        first = True
+        for kind, content in _ItemParts(frozenset(nested)).collect(item):
+            item_lines = [collapse_spaces("".join(content))] if kind == "text" else content
+            for line in item_lines:
+                if not line.strip():
+                    if kind == "lines" and not first:
+                        lines.append("")  # a blank line inside code
+                    continue
+                lines.append(f"{marker} {line}" if first else f"{inner}{line}")
+                first = False
         for sub in nested:
             lines.extend(_list_lines(sub, depth + 1))
+    while lines and not lines[-1]:
+        lines.pop()
     return lines
 
 
@@ -274,5 +520,20 @@ def _cell_text(cell: Element) -> str:
     return collapse_spaces("".join(_visible_strings(cell, [])))
 
 
+def _code_strings(node: Element, out: list[str]) -> list[str]:
+    """Text of preformatted content as written; <br> is a line break."""
+    if node.text:
+        out.append(node.text)
+    for child in node:
+        name = _name(child)
+        if name == "br":
+            out.append("\n")
+        elif name and not _skipped_inline(child, name):
+            _code_strings(child, out)
+        if child.tail:
+            out.append(child.tail)
+    return out
+
+
 def _code_text(node: Element) -> str:
-    return "".join(_visible_strings(node, [])).rstrip().strip("\n")
+    return "".join(_code_strings(node, [])).rstrip().strip("\n")
