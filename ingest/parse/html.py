@@ -58,22 +58,43 @@ BLOCK_CONTAINERS = {
     "header", "footer", "hgroup", "tbody", "thead", "tfoot", "tr", "td", "th", "hr",
 }
 BREAKING = BLOCK_CONTAINERS | set(HEADINGS) | {"p", "ul", "ol", "table", "pre", "br"}  # end a run of words
-_HIDING_ATTRIBUTES = ("hidden", "aria-hidden", "role", "style")
+# Tags whose class names are looked at (furniture, site footers, admonitions): block-level
+# elements and links. An inline span is never furniture by its class alone.
+CLASS_CHECKED = BLOCK_CONTAINERS | ADMONITION_ELEMENTS | {"a", "p", "ul", "ol", "dl", "table", "aside"}
+# Descendants that stop a subtree's text from being taken whole, as lxml serialises it.
+_SPECIAL_INSIDE = tuple(DROPPED | BREAKING)
+# Hiding attributes as written in a tag, at the attribute's name (the source lower-cased).
+_HIDING_ATTRIBUTES = {
+    "hidden": re.compile(r"hidden(?=[\s=/>])"),
+    "aria-hidden": re.compile(r"""aria-hidden\s*=\s*["']?\s*true"""),
+    "role": re.compile(r"""role\s*=\s*["']?\s*(?:navigation|banner|contentinfo|complementary|search)"""),
+    "style": re.compile(r"""style\s*=\s*["'][^"'>]*(?:display\s*:\s*none|visibility\s*:\s*hidden)"""),
+}
+_TAG_NAME = re.compile(r"<([a-z][a-z0-9-]*)")
 
 Element = lxml.etree._Element
 
 
+def _text_of(node: Element) -> str:
+    """All text in a subtree (comments aside), as one string, joined in C."""
+    return lxml.etree.tostring(node, method="text", encoding=str, with_tail=False)
+
+
+
 def parse_html(data: bytes) -> ParsedDocument:
-    tree = _tree(_decode(data))
+    source = _decode(data)
+    tree = _tree(source)
     if tree is None:
         raise UnreadableFile("no text")
     body = tree.find("body")
     if body is None:
         body = tree
-    root = _content_root(body)
-    drafts = _Walker().blocks(body if root is None else root, root is not None)
+    hidden = _hidden_elements(source, body)
+    page = _Page(body, hidden | _permalinks(body))
+    root = _content_root(body, page)
+    drafts = _Walker(page).blocks(body if root is None else root, root is not None)
     if not drafts:  # everything was furniture: keep the page rather than lose it
-        drafts = _Walker(furniture=False).blocks(body, False)
+        drafts = _Walker(_Page(body, hidden), furniture=False).blocks(body, False)
     return assemble("html", drafts, _metadata(tree))
 
 
@@ -167,9 +188,9 @@ def _metadata(tree: Element) -> dict[str, Any]:
 
 
 def _name(node: Element) -> str:
-    """The element's tag name, lower-case; "" for comments and processing instructions."""
+    """The element's tag name ("" for comments); libxml2 gives HTML names in lower case."""
     tag = node.tag
-    return tag.lower() if isinstance(tag, str) else ""
+    return tag if tag.__class__ is str else ""
 
 
 def _classes(node: Element) -> set[str]:
@@ -177,40 +198,251 @@ def _classes(node: Element) -> set[str]:
     return set(value.lower().split()) if value else set()
 
 
-_CONTENT_CANDIDATES = lxml.etree.XPath(
-    "//main | //*[@role='main'] | //article"
-    " | //div[contains(concat(' ', normalize-space(@class), ' '), ' body ')]"
-    " | //div[contains(concat(' ', normalize-space(@class), ' '), ' document ')]"
-)
+def _hidden(node: Element) -> bool:
+    """Not shown to a reader (``hidden``, ``aria-hidden``, ``display:none``) or a landmark of page chrome."""
+    attrib = node.attrib
+    if not attrib:
+        return False
+    if "hidden" in attrib or attrib.get("aria-hidden", "").strip().lower() == "true":
+        return True
+    if attrib.get("role", "").strip().lower() in CHROME_ROLES:
+        return True
+    style = attrib.get("style")
+    if not style:
+        return False
+    style = style.replace(" ", "").lower()
+    return "display:none" in style or "visibility:hidden" in style
 
 
-def _content_root(body: Element) -> Element | None:
+def _hidden_elements(source: str, body: Element) -> set[Element]:
+    """Every hidden element of the page (see :func:`_hidden`), found once.
+
+    Looking at the attributes of every element costs more than building the tree, so
+    only elements of the tag names that carry a hiding attribute somewhere in the source
+    are looked at (all elements when a tag name cannot be read).
+    """
+    lowered = source.lower()
+    tags: set[str] = set()
+    for word, pattern in _HIDING_ATTRIBUTES.items():
+        at = lowered.find(word)
+        while at != -1:  # str.find runs in C; a regex over the whole source would not
+            if at > 0 and lowered[at - 1].isspace() and pattern.match(lowered, at):
+                opening = lowered.rfind("<", 0, at)
+                if opening > lowered.rfind(">", 0, at):  # inside a tag, not running text
+                    name = _TAG_NAME.match(lowered, opening)
+                    if name is None:
+                        return {node for node in body.iter() if _name(node) and _hidden(node)}
+                    tags.add(name.group(1))
+            at = lowered.find(word, at + len(word))
+    return {node for node in body.iter(*tags) if _hidden(node)} if tags else set()
+
+
+def _permalinks(body: Element) -> set[Element]:
+    """Every permalink mark of the page (see :func:`_is_permalink`)."""
+    return {node for node in body.iter("a") if _is_permalink(node)}
+
+
+class _Page:
+    """What is known of the whole page while its blocks are made, found once: the elements
+    whose text is never shown (hidden elements and permalink marks), and those whose text
+    can be taken whole as lxml serialises it (nothing inside is hidden, dropped or a block,
+    which would need a look or a space)."""
+
+    def __init__(self, body: Element, hidden: set[Element]) -> None:
+        self.hidden = hidden
+        self.mixed: set[Element] = set()  # elements with such a descendant
+        for node in (*hidden, *body.iter(*_SPECIAL_INSIDE)):
+            for ancestor in node.iterancestors():
+                if ancestor in self.mixed:
+                    break
+                self.mixed.add(ancestor)
+
+    def skipped(self, node: Element, name: str) -> bool:
+        """Not part of a block's text: dropped, hidden, or a permalink mark."""
+        return name in DROPPED or node in self.hidden
+
+
+    def strings(self, node: Element, out: list[str], excluded: frozenset[Element] = frozenset()) -> None:
+        """The node's text pieces appended to ``out``; block elements and <br> are set apart by spaces."""
+        if node.text:
+            out.append(node.text)
+        for child in node:
+            name = child.tag
+            if name.__class__ is str and child not in excluded and not self.skipped(child, name):
+                if name in BREAKING:
+                    out.append(" ")
+                    self.strings(child, out, excluded)
+                    out.append(" ")
+                elif len(child):
+                    self.strings(child, out, excluded)
+                elif child.text:
+                    out.append(child.text)
+            if child.tail:
+                out.append(child.tail)
+
+    def inline_text(self, node: Element) -> str:
+        """The node's text, whitespace collapsed."""
+        if node not in self.mixed:
+            return collapse_spaces(_text_of(node))
+        out: list[str] = []
+        self.strings(node, out)
+        return collapse_spaces("".join(out))
+
+    def code_text(self, node: Element) -> str:
+        """Preformatted text as written; <br> is a line break."""
+        if node not in self.mixed:
+            text = str(_text_of(node))
+        else:
+            out: list[str] = []
+            self.code_strings(node, out)
+            text = "".join(out)
+        return text.rstrip().strip("\n")
+
+    def code_strings(self, node: Element, out: list[str]) -> None:
+        if node.text:
+            out.append(node.text)
+        for child in node:
+            name = _name(child)
+            if name == "br":
+                out.append("\n")
+            elif name and not self.skipped(child, name):
+                self.code_strings(child, out)
+            if child.tail:
+                out.append(child.tail)
+
+    def table_rows(self, table: Element) -> list[str]:
+        rows: list[str] = []
+        for row in table.iter("tr"):
+            if next(row.iterancestors("table"), None) is not table:
+                continue  # a nested table's row
+            cells = [self.inline_text(cell) for cell in row if cell.tag == "td" or cell.tag == "th"]
+            if any(cells):
+                rows.append(" | ".join(cells))
+        return rows
+
+    def list_lines(self, node: Element, depth: int) -> list[str]:
+        """One line per item (``- `` or ``N. ``), nested lists indented under their item; code
+        and tables inside an item keep their lines, indented under it."""
+        lines: list[str] = []
+        ordered = node.tag == "ol"
+        number = _start_number(node)
+        indent, inner = "  " * depth, "  " * (depth + 1)
+        stray: list[str] = [node.text or ""]  # text outside the items: a line of its own
+        for item in node:
+            name = _name(item)
+            if name == "li":
+                self.item_lines(item, f"{indent}{number}." if ordered else f"{indent}-", inner, stray, lines, depth)
+                number += 1
+            elif name and not self.skipped(item, name):
+                stray.append(" ")
+                self.strings(item, stray)
+                stray.append(" ")
+            stray.append(item.tail or "")
+        self.stray_line(stray, indent, lines)
+        while lines and not lines[-1]:
+            lines.pop()
+        return lines
+
+    @staticmethod
+    def stray_line(stray: list[str], indent: str, lines: list[str]) -> None:
+        text = collapse_spaces("".join(stray))
+        stray.clear()
+        if text:
+            lines.append(f"{indent}{text}")
+
+    def item_lines(self, item: Element, marker: str, inner: str, stray: list[str], lines: list[str], depth: int) -> None:
+        """The lines of one list item (after any text before it that belongs to no item)."""
+        self.stray_line(stray, "  " * depth, lines)
+        if item not in self.mixed:
+            text = collapse_spaces(_text_of(item))
+            if text:
+                lines.append(f"{marker} {text}")
+            return
+        nested = [
+            sub for sub in item.iter("ul", "ol")
+            if sub is not item and _nearest_list_item(sub) is item and self.shown_within(sub, item)
+        ]
+        first = True
+        for kind, content in self.item_parts(item, frozenset(nested)):
+            item_lines = [collapse_spaces("".join(content))] if kind == "text" else content
+            for line in item_lines:
+                if not line.strip():
+                    if kind == "lines" and not first:
+                        lines.append("")  # a blank line inside code
+                    continue
+                lines.append(f"{marker} {line}" if first else f"{inner}{line}")
+                first = False
+        for sub in nested:
+            lines.extend(self.list_lines(sub, depth + 1))
+
+    def shown_within(self, node: Element, container: Element) -> bool:
+        """Neither the node nor an element between it and ``container`` is dropped or hidden."""
+        for element in (node, *node.iterancestors()):
+            if element is container:
+                return True
+            if self.skipped(element, _name(element)):
+                return False
+        return True
+
+    def item_parts(self, item: Element, excluded: frozenset[Element]) -> list[tuple[str, list[str]]]:
+        """A list item's content in order: runs of text, and the lines of code or tables in it."""
+        parts: list[tuple[str, list[str]]] = []
+        pieces: list[str] = []
+
+        def visit(node: Element) -> None:
+            nonlocal pieces
+            if node.text:
+                pieces.append(node.text)
+            for child in node:
+                name = _name(child)
+                if name and child not in excluded and not self.skipped(child, name):
+                    if name == "pre" or name == "table":
+                        if pieces:
+                            parts.append(("text", pieces))
+                            pieces = []
+                        lines = self.code_text(child).split("\n") if name == "pre" else self.table_rows(child)
+                        parts.append(("lines", [line.rstrip() for line in lines]))
+                    elif name in BREAKING:
+                        pieces.append(" ")
+                        visit(child)
+                        pieces.append(" ")
+                    else:
+                        visit(child)
+                if child.tail:
+                    pieces.append(child.tail)
+
+        visit(item)
+        if pieces:
+            parts.append(("text", pieces))
+        return parts
+
+
+def _content_root(body: Element, page: _Page) -> Element | None:
     """The element holding the page's main content, or None for the whole body.
 
     In order: ``main`` or ``[role=main]``; the only ``article``; Sphinx's ``div.body``,
     then ``div.document``. A candidate that is hidden, inside furniture, or holds less than
     a quarter of the body's text (a page whose ``main`` is a banner) is passed over.
     """
-    candidates = _CONTENT_CANDIDATES(body)
-    if not candidates:
-        return None
-    ranked: list[list[Element]] = [[], [], [], []]
-    for node in candidates:
-        name = _name(node)
+    found: list[list[Element]] = [[], [], [], []]
+    for node in body.iter("main", "article", "div", "section"):
+        name = node.tag
         if name == "main" or (node.get("role") or "").strip().lower() == "main":
-            ranked[0].append(node)
+            found[0].append(node)
         elif name == "article":
-            ranked[1].append(node)
-        elif "body" in _classes(node):
-            ranked[2].append(node)
-        else:
-            ranked[3].append(node)
+            found[1].append(node)
+        elif name == "div":
+            classes = _classes(node)
+            if "body" in classes:
+                found[2].append(node)
+            elif "document" in classes:
+                found[3].append(node)
     body_chars = 0
-    for rank, nodes in enumerate(ranked):
+    for rank, nodes in enumerate(found):
         if not nodes or (rank == 1 and len(nodes) > 1):
             continue  # several articles: a listing, whose content is all of them
         node = nodes[0]
-        if not _shown(node, body):
+        if not _shown(node, body, page):
             continue
         body_chars = body_chars or _text_length(body)
         if _text_length(node) >= MIN_CONTENT_SHARE * body_chars:
@@ -218,18 +450,19 @@ def _content_root(body: Element) -> Element | None:
     return None
 
 
-def _shown(node: Element, body: Element) -> bool:
+def _shown(node: Element, body: Element, page: _Page) -> bool:
     """Neither the node nor an ancestor below ``body`` is hidden or dropped furniture."""
     for element in (node, *node.iterancestors()):
         if element is body:
             return True
-        if _name(element) in DROPPED or _hidden(element) or _classes(element) & FURNITURE_CLASSES:
+        if _name(element) in DROPPED or element in page.hidden or _classes(element) & FURNITURE_CLASSES:
             return False
     return True
 
 
 def _text_length(node: Element) -> int:
-    return len("".join(node.itertext()).split())
+    """Characters of text in the element (script and style included: a rough measure)."""
+    return len(_text_of(node))
 
 
 class _Walker:
@@ -242,7 +475,8 @@ class _Walker:
     get blocks of their own, the rest of the description follows as ordinary blocks).
     """
 
-    def __init__(self, furniture: bool = True) -> None:
+    def __init__(self, page: _Page, furniture: bool = True) -> None:
+        self.page = page
         self.furniture = furniture  # drop class-named furniture and keep asides only in content
         self.drafts: list[Draft] = []
         self.loose: list[str] = []
@@ -282,54 +516,61 @@ class _Walker:
         self.capture = None
 
     def walk(self, node: Element, in_content: bool) -> None:
-        loose = self.loose
         if node.text:
-            loose.append(node.text)
+            self.loose.append(node.text)
         for child in node:
-            name = _name(child)
-            if not name or name in DROPPED or _hidden(child):
-                pass
-            elif self.furniture and self.is_furniture(child, name, in_content):
-                pass
-            elif name in PAGE_CHROME and not in_content:
-                pass
-            elif name in HEADINGS:
-                self.add("heading", _inline_text(child), HEADINGS[name])
-            elif name == "p":
-                self.add("paragraph", _inline_text(child))
-            elif name == "ul" or name == "ol":
-                self.add("list", "\n".join(_list_lines(child, 0)))
-            elif name == "table":
-                self.add("table", "\n".join(_table_rows(child)))
-            elif name == "pre":
-                self.add("code", _code_text(child))
-            elif name == "dl":
-                self.definitions(child, in_content)
-            elif name in ADMONITION_ELEMENTS and _classes(child) & ADMONITION_CLASSES:
-                if self.capture is None:
-                    capture = self.begin("note", [])
-                    self.walk(child, in_content)
-                    self.end(capture)
-                else:
-                    self.flush()
-                    self.walk(child, in_content)
-                    self.flush()
-            elif name == "aside" and "footnote" in _classes(child):
-                self.add("paragraph", _inline_text(child))
-            elif name in BLOCK_CONTAINERS or name == "aside":
-                self.flush()
-                self.walk(child, in_content or name in CONTENT_ROOTS)
-                self.flush()
-            elif name == "br":
-                loose.append(" ")
-            else:  # inline element: its text joins the loose run around it
-                self.walk(child, in_content)
+            self.visit(child, in_content)
             if child.tail:
-                loose.append(child.tail)
+                self.loose.append(child.tail)
+
+    def visit(self, child: Element, in_content: bool) -> None:
+        """One element's blocks, or its share of the loose text (not its tail)."""
+        page, loose = self.page, self.loose
+        name = child.tag
+        if name.__class__ is not str or name in DROPPED or child in page.hidden:
+            pass
+        elif name in CLASS_CHECKED and self.furniture and self.is_furniture(child, name, in_content):
+            pass
+        elif name in PAGE_CHROME and not in_content:
+            pass
+        elif name in HEADINGS:
+            self.add("heading", page.inline_text(child), HEADINGS[name])
+        elif name == "p":
+            self.add("paragraph", page.inline_text(child))
+        elif name == "ul" or name == "ol":
+            self.add("list", "\n".join(page.list_lines(child, 0)))
+        elif name == "table":
+            self.add("table", "\n".join(page.table_rows(child)))
+        elif name == "pre":
+            self.add("code", page.code_text(child))
+        elif name == "dl":
+            self.definitions(child, in_content)
+        elif name in ADMONITION_ELEMENTS and _classes(child) & ADMONITION_CLASSES:
+            if self.capture is None:
+                capture = self.begin("note", [])
+                self.walk(child, in_content)
+                self.end(capture)
+            else:
+                self.flush()
+                self.walk(child, in_content)
+                self.flush()
+        elif name == "aside" and "footnote" in _classes(child):
+            self.add("paragraph", page.inline_text(child))
+        elif name in BLOCK_CONTAINERS or name == "aside":
+            self.flush()
+            self.walk(child, in_content or name in CONTENT_ROOTS)
+            self.flush()
+        elif name == "br":
+            loose.append(" ")
+        elif not len(child):  # inline element holding text only: the commonest case
+            if child.text:
+                loose.append(child.text)
+        else:  # inline element: its text joins the loose run around it
+            self.walk(child, in_content)
 
     def is_furniture(self, node: Element, name: str, in_content: bool) -> bool:
         classes = _classes(node)
-        if classes & FURNITURE_CLASSES or (name == "a" and _is_permalink(node)):
+        if classes & FURNITURE_CLASSES:
             return True
         return not in_content and bool(classes & SITE_FOOTER_CLASSES)
 
@@ -344,10 +585,10 @@ class _Walker:
             self.end(self.capture)  # a nested list ends the description it is nested in
         self.flush()
         terms: list[str] = []
-        for child in _definition_items(dl):
-            name = _name(child)
+        for child in _definition_items(dl, self.page):
+            name = _name(child) if not isinstance(child, str) else ""
             if name == "dt":
-                term = _inline_text(child)
+                term = self.page.inline_text(child)
                 if term:
                     terms.append(term)
             elif name == "dd":
@@ -355,25 +596,33 @@ class _Walker:
                 self.walk(child, in_content)
                 self.end(capture)
                 terms = []
-            elif name and name not in DROPPED and not _hidden(child):  # stray content
+            elif isinstance(child, str) and not child.strip():
+                continue  # the white space between items
+            else:  # text or an element outside dt and dd: ends the terms before it
                 if terms:
                     self.add("definition", "\n".join(terms))
                     terms = []
-                self.flush()
-                self.walk(child, in_content)
+                if isinstance(child, str):
+                    self.loose.append(child)
+                elif name:
+                    self.visit(child, in_content)
                 self.flush()
         if terms:
             self.add("definition", "\n".join(terms))
 
 
-def _definition_items(dl: Element) -> list[Element]:
-    """The dt and dd elements of a list, also those grouped in a ``div`` (as HTML allows)."""
-    items: list[Element] = []
+def _definition_items(dl: Element, page: _Page) -> list[Element | str]:
+    """The dt and dd elements of a list in order, also those grouped in a ``div`` (as HTML
+    allows), with the text between them (the tails, which are not theirs to keep)."""
+    items: list[Element | str] = [dl.text or ""]
     for child in dl:
-        if _name(child) == "div" and not _hidden(child) and not _classes(child) & ADMONITION_CLASSES:
-            items.extend(child)
+        if child.tag == "div" and child not in page.hidden and not _classes(child) & ADMONITION_CLASSES:
+            items.append(child.text or "")
+            for grouped in child:
+                items.extend((grouped, grouped.tail or ""))
         else:
             items.append(child)
+        items.append(child.tail or "")
     return items
 
 
@@ -382,116 +631,7 @@ def _is_permalink(node: Element) -> bool:
     if "headerlink" in _classes(node):
         return True
     href = node.get("href")
-    return bool(href) and href.startswith("#") and "".join(node.itertext()).strip() in PERMALINK_MARKS
-
-
-def _hidden(node: Element) -> bool:
-    """Not shown to a reader (``hidden``, ``aria-hidden``, ``display:none``) or a landmark of page chrome."""
-    attrib = node.attrib
-    if not attrib:
-        return False
-    if "hidden" in attrib or attrib.get("aria-hidden", "").strip().lower() == "true":
-        return True
-    if attrib.get("role", "").strip().lower() in CHROME_ROLES:
-        return True
-    style = attrib.get("style")
-    if not style:
-        return False
-    style = style.replace(" ", "").lower()
-    return "display:none" in style or "visibility:hidden" in style
-
-
-def _skipped_inline(child: Element, name: str) -> bool:
-    """Not part of a block's text: dropped, hidden, or a permalink mark."""
-    return name in DROPPED or _hidden(child) or (name == "a" and _is_permalink(child))
-
-
-def _visible_strings(node: Element, out: list[str], excluded: frozenset[Element] = frozenset()) -> list[str]:
-    """The node's text pieces appended to ``out``; block elements and <br> are set apart by spaces."""
-    if node.text:
-        out.append(node.text)
-    for child in node:
-        name = _name(child)
-        if name and child not in excluded and not _skipped_inline(child, name):
-            if name in BREAKING:
-                out.append(" ")
-                _visible_strings(child, out, excluded)
-                out.append(" ")
-            else:
-                _visible_strings(child, out, excluded)
-        if child.tail:
-            out.append(child.tail)
-    return out
-
-
-def _inline_text(node: Element) -> str:
-    return collapse_spaces("".join(_visible_strings(node, [])))
-
-
-class _ItemParts:
-    """A list item's content in order: runs of text, and the lines of code or tables in it."""
-
-    def __init__(self, excluded: frozenset[Element]) -> None:
-        self.excluded = excluded
-        self.parts: list[tuple[str, list[str]]] = []  # ("text", pieces) or ("lines", lines)
-        self.pieces: list[str] = []
-
-    def collect(self, node: Element) -> list[tuple[str, list[str]]]:
-        self.visit(node)
-        self.close_text()
-        return self.parts
-
-    def close_text(self) -> None:
-        if self.pieces:
-            self.parts.append(("text", self.pieces))
-            self.pieces = []
-
-    def visit(self, node: Element) -> None:
-        if node.text:
-            self.pieces.append(node.text)
-        for child in node:
-            name = _name(child)
-            if name and child not in self.excluded and not _skipped_inline(child, name):
-                if name == "pre" or name == "table":
-                    self.close_text()
-                    lines = _code_text(child).split("\n") if name == "pre" else _table_rows(child)
-                    self.parts.append(("lines", [line.rstrip() for line in lines]))
-                elif name in BREAKING:
-                    self.pieces.append(" ")
-                    self.visit(child)
-                    self.pieces.append(" ")
-                else:
-                    self.visit(child)
-            if child.tail:
-                self.pieces.append(child.tail)
-
-
-def _list_lines(node: Element, depth: int) -> list[str]:
-    lines: list[str] = []
-    ordered = _name(node) == "ol"
-    number = _start_number(node)
-    indent, inner = "  " * depth, "  " * (depth + 1)
-    for item in node:
-        if _name(item) != "li":
-            continue
-        nested = [sub for sub in item.iter("ul", "ol") if sub is not item and _nearest_list_item(sub) is item]
-        marker = f"{indent}{number}." if ordered else f"{indent}-"
-        number += 1
-        first = True
-        for kind, content in _ItemParts(frozenset(nested)).collect(item):
-            item_lines = [collapse_spaces("".join(content))] if kind == "text" else content
-            for line in item_lines:
-                if not line.strip():
-                    if kind == "lines" and not first:
-                        lines.append("")  # a blank line inside code
-                    continue
-                lines.append(f"{marker} {line}" if first else f"{inner}{line}")
-                first = False
-        for sub in nested:
-            lines.extend(_list_lines(sub, depth + 1))
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
+    return bool(href) and href.startswith("#") and _text_of(node).strip() in PERMALINK_MARKS
 
 
 def _start_number(node: Element) -> int:
@@ -503,37 +643,3 @@ def _start_number(node: Element) -> int:
 
 def _nearest_list_item(node: Element) -> Element | None:
     return next(node.iterancestors("li"), None)
-
-
-def _table_rows(table: Element) -> list[str]:
-    rows: list[str] = []
-    for row in table.iter("tr"):
-        if next(row.iterancestors("table"), None) is not table:
-            continue  # a nested table's row
-        cells = [_cell_text(cell) for cell in row if _name(cell) in ("td", "th")]
-        if any(cells):
-            rows.append(" | ".join(cells))
-    return rows
-
-
-def _cell_text(cell: Element) -> str:
-    return collapse_spaces("".join(_visible_strings(cell, [])))
-
-
-def _code_strings(node: Element, out: list[str]) -> list[str]:
-    """Text of preformatted content as written; <br> is a line break."""
-    if node.text:
-        out.append(node.text)
-    for child in node:
-        name = _name(child)
-        if name == "br":
-            out.append("\n")
-        elif name and not _skipped_inline(child, name):
-            _code_strings(child, out)
-        if child.tail:
-            out.append(child.tail)
-    return out
-
-
-def _code_text(node: Element) -> str:
-    return "".join(_code_strings(node, [])).rstrip().strip("\n")
