@@ -165,6 +165,7 @@ _GRID_BORDER = re.compile(r"\+(?:[-=:]+\+)+\s*")
 _GRID_ROW = re.compile(r"\|.*\|\s*")
 _SIMPLE_BORDER = re.compile(r"=+(?: +=+)+\s*")
 CODE_INDENT = 4  # columns deeper than the text around it: an indented code block
+_ADORNMENT_CHARS = frozenset("=-`:'\"~^_*+#<>")
 
 
 def _indent(line: str) -> int:
@@ -215,9 +216,14 @@ def _drafts(lines: list[str]) -> Iterator[Draft]:
     while index < len(lines):
         line = lines[index]
         following = lines[index + 1] if index + 1 < len(lines) else ""
-        if not line.strip():
+        stripped = line.strip()
+        # The first characters rule most patterns out: regular expressions only where they may match.
+        first = stripped[:1]
+        adorned = first in _ADORNMENT_CHARS
+        next_adorned = following.lstrip()[:1] in _ADORNMENT_CHARS
+        if not stripped:
             yield from flush()
-        elif (fence := _FENCE_OPEN.fullmatch(line)) is not None:
+        elif first in "`~" and (fence := _FENCE_OPEN.fullmatch(line)) is not None:
             yield from flush()
             end = _fence_end(lines, index, fence.group(1))
             yield Draft("code", _dedented(lines[index + 1 : end]))
@@ -225,6 +231,7 @@ def _drafts(lines: list[str]) -> Iterator[Draft]:
         elif (
             not paragraph
             and not items
+            and line[:1] in " \t"
             and _indent(line) >= base + CODE_INDENT
             and (_blank(lines, index - 1) or lines[index - 1].rstrip().endswith("::"))
         ):
@@ -232,35 +239,36 @@ def _drafts(lines: list[str]) -> Iterator[Draft]:
             end = _indented_end(lines, index, base + CODE_INDENT)
             yield Draft("code", _dedented(lines[index:end]))
             index = end - 1
-        elif _GRID_BORDER.fullmatch(line.strip()) and _GRID_ROW.fullmatch(following.strip()):
+        elif first == "+" and _GRID_BORDER.fullmatch(stripped) and _GRID_ROW.fullmatch(following.strip()):
             yield from flush()
             table, index = _grid_table(lines, index)
             yield Draft("table", table)
             continue
-        elif _SIMPLE_BORDER.fullmatch(line.strip()) and following.strip() and not paragraph:
+        elif first == "=" and _SIMPLE_BORDER.fullmatch(stripped) and following.strip() and not paragraph:
             yield from flush()
             table, index = _simple_table(lines, index)
             yield Draft("table", table)
             continue
         elif (
-            (adornment := _ADORNMENT.fullmatch(line.strip()))
+            adorned
+            and (adornment := _ADORNMENT.fullmatch(stripped))
             and following.strip()
             and index + 2 < len(lines)
-            and lines[index + 2].strip() == line.strip()
+            and lines[index + 2].strip() == stripped
             and not paragraph
         ):  # overline, title, underline
             yield from flush()
             title = collapse_spaces(following)
             yield Draft("heading", title, level=adorned_level(title, adornment.group(1), True))
             index += 2
-        elif _is_underlined_heading(line, following, paragraph, items):
+        elif next_adorned and _is_underlined_heading(line, following, paragraph, items):
             yield from flush()
             title = collapse_spaces(line)
             yield Draft("heading", title, level=adorned_level(title, following.strip()[0], False))
             index += 1  # the underline
-        elif _RULE.fullmatch(line) or _ADORNMENT.fullmatch(line.strip()):
+        elif adorned and (_RULE.fullmatch(line) or _ADORNMENT.fullmatch(stripped)):
             yield from flush()
-        elif (item := _LIST_ITEM.fullmatch(line)) is not None:
+        elif first in "-*•" and (item := _LIST_ITEM.fullmatch(line)) is not None:
             if paragraph or rows:
                 yield from flush()
             indent, marker, content = item.groups()
@@ -376,6 +384,8 @@ def _simple_table(lines: list[str], index: int) -> tuple[str, int]:
 
 def _row_cells(line: str) -> list[str]:
     """Cells of a table-like line (dot leaders, tabs or wide spaces between columns); [] if none."""
+    if "...." not in line and "\t" not in line and "   " not in line.strip():
+        return []
     cells = [collapse_spaces(cell) for cell in _COLUMN_GAP.split(line.strip())]
     return cells if len(cells) > 1 and all(cells) else []
 
