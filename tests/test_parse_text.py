@@ -220,3 +220,18 @@ def test_grid_and_simple_tables_are_written_row_by_row() -> None:
         ("table", "Name | Value\nidle | 850\nmax | 3000", 0, ()),
         ("paragraph", "After.", 0, ()),
     ]
+
+
+def test_restructuredtext_literal_and_doctest_blocks_are_code() -> None:
+    source = (
+        "Example::\n\n   for x in range(3):\n       print(x)\n\nAnd in the shell:\n\n"
+        ">>> if x < 0:\n...     x = 0\n...\n>>> x\n0\n\nEnd.\n"
+    )
+    doc = txt(source)
+    assert outline(doc) == [
+        ("paragraph", "Example::", 0, ()),
+        ("code", "for x in range(3):\n    print(x)", 0, ()),
+        ("paragraph", "And in the shell:", 0, ()),
+        ("code", ">>> if x < 0:\n...     x = 0\n...\n>>> x\n0", 0, ()),
+        ("paragraph", "End.", 0, ()),
+    ]

@@ -228,15 +228,21 @@ def _drafts(lines: list[str]) -> Iterator[Draft]:
             end = _fence_end(lines, index, fence.group(1))
             yield Draft("code", _dedented(lines[index + 1 : end]))
             index = end  # the closing fence
+        elif first == ">" and stripped.startswith(">>>") and not paragraph and _blank(lines, index - 1):
+            yield from flush()  # a doctest block: up to the next blank line
+            end = index
+            while end < len(lines) and lines[end].strip():
+                end += 1
+            yield Draft("code", _dedented(lines[index:end]))
+            index = end - 1
         elif (
             not paragraph
             and not items
             and line[:1] in " \t"
-            and _indent(line) >= base + CODE_INDENT
-            and (_blank(lines, index - 1) or lines[index - 1].rstrip().endswith("::"))
+            and (code_indent := _code_indent(lines, index, base)) is not None
         ):
             yield from flush()
-            end = _indented_end(lines, index, base + CODE_INDENT)
+            end = _indented_end(lines, index, code_indent)
             yield Draft("code", _dedented(lines[index:end]))
             index = end - 1
         elif first == "+" and _GRID_BORDER.fullmatch(stripped) and _GRID_ROW.fullmatch(following.strip()):
@@ -288,6 +294,21 @@ def _drafts(lines: list[str]) -> Iterator[Draft]:
             paragraph.append(line)
         index += 1
     yield from flush()
+
+
+def _code_indent(lines: list[str], index: int, base: int) -> int | None:
+    """The indentation a code block starting at ``index`` keeps to, or None if none starts there:
+    after a line ending in ``::`` (reStructuredText) any deeper indentation, after a blank line
+    four columns deeper than the text's usual indentation."""
+    previous = index - 1
+    while previous >= 0 and not lines[previous].strip():
+        previous -= 1
+    indent = _indent(lines[index])
+    if previous >= 0 and lines[previous].rstrip().endswith("::") and indent > _indent(lines[previous]):
+        return _indent(lines[previous]) + 1
+    if previous < index - 1 or index == 0:  # after a blank line (or at the start)
+        return base + CODE_INDENT if indent >= base + CODE_INDENT else None
+    return None
 
 
 def _fence_end(lines: list[str], index: int, fence: str) -> int:
@@ -387,7 +408,9 @@ def _row_cells(line: str) -> list[str]:
     if "...." not in line and "\t" not in line and "   " not in line.strip():
         return []
     cells = [collapse_spaces(cell) for cell in _COLUMN_GAP.split(line.strip())]
-    return cells if len(cells) > 1 and all(cells) else []
+    if len(cells) < 2 or not all(cells) or not any(char.isalnum() for char in cells[0]):
+        return []  # a doctest's "...     x = 0" or other leading punctuation is not a first cell
+    return cells
 
 
 def _continue_item(item: str, line: str) -> str:
