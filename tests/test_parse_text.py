@@ -161,19 +161,24 @@ def test_caps_and_numbered_lines_are_headings_only_when_they_stand_alone() -> No
 def test_every_restructuredtext_adornment_makes_a_heading_levels_in_order_of_use() -> None:
     source = (
         "#####\nGuide\n#####\n\nIntro.\n\n"
-        "Install\n^^^^^^^\n\nText.\n\n"
-        "From source\n~~~~~~~~~~~\n\nMore.\n\n"
+        "Install\n=======\n\nText.\n\n"
+        "From source\n-----------\n\nMore.\n\n"
+        "Options\n^^^^^^^\n\nSome.\n\n"
+        "Flags\n~~~~~\n\nFew.\n\n"
         "Upgrade\n^^^^^^^\n\nAgain.\n\n"
         "Notes\n\"\"\"\"\"\n\nLast.\n"
     )
     doc = txt(source)
-    assert [(doc.text[b.start : b.end], b.level, b.heading_path) for b in doc.blocks if b.kind == "heading"] == [
-        ("Guide", 1, ("Guide",)),
-        ("Install", 2, ("Guide", "Install")),
-        ("From source", 3, ("Guide", "Install", "From source")),
-        ("Upgrade", 2, ("Guide", "Upgrade")),
-        ("Notes", 4, ("Guide", "Upgrade", "Notes")),
+    assert [(doc.text[b.start : b.end], b.level) for b in doc.blocks if b.kind == "heading"] == [
+        ("Guide", 1),
+        ("Install", 1),  # = and - keep levels 1 and 2
+        ("From source", 2),
+        ("Options", 3),  # other underlines: 3, 4, ... in order of first use
+        ("Flags", 4),
+        ("Upgrade", 3),
+        ("Notes", 5),
     ]
+    assert doc.blocks[-1].heading_path == ("Install", "From source", "Upgrade", "Notes")
     for char in "=-`:'\"~^_*+#<>":
         heading = txt(f"Title\n{char * 5}\n\nBody.\n").blocks[0]
         assert heading.kind == "heading", char

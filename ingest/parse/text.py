@@ -190,7 +190,7 @@ def _drafts(lines: list[str]) -> Iterator[Draft]:
     paragraph: list[str] = []
     items: list[str] = []  # the current list, one item per entry
     rows: list[str] = []  # the current table, one row per entry
-    styles: list[tuple[str, bool]] = []  # reStructuredText heading styles, in order of first use
+    styles: list[tuple[str, bool]] = []  # reStructuredText heading styles (character, overlined) by first use
     base = _base_indent(lines)
 
     def flush() -> Iterator[Draft]:
@@ -208,9 +208,15 @@ def _drafts(lines: list[str]) -> Iterator[Draft]:
         numbered = _NUMBERED.fullmatch(title)
         if numbered:  # "2.3 Returns" underlined: its number says how deep it is
             return min(numbered.group(1).count(".") + 1, 6)
+        if not overline and char in "=-":
+            return 1 if char == "=" else 2  # the common plain-text convention, as before
+        # Other styles, as reStructuredText reads them, by order of first use: overlined titles
+        # from level 1, other underlines below the = and - levels.
+        kind = [style for style in styles if style[1] == overline]
         if (char, overline) not in styles:
             styles.append((char, overline))
-        return min(styles.index((char, overline)) + 1, 6)
+            kind.append((char, overline))
+        return min(kind.index((char, overline)) + (1 if overline else 3), 6)
 
     index = 0
     while index < len(lines):
