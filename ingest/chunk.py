@@ -30,6 +30,10 @@ WORD = re.compile(r"\S+")
 # because `re` has no Unicode upper-case class).
 SENTENCE_BREAK = re.compile(r"[.!?][\"'”’)\]]*(\s+)(?=\w)")
 LINE_SPLIT_KINDS = ("table", "list", "code")  # split at lines, not sentences, when too long
+# A note (admonition) or a definition (term, then description) too long for one chunk is cut at
+# lines and sentences, but never right after its first line: a title or term opens the chunk
+# that holds the start of what it introduces.
+TITLED_KINDS = ("note", "definition")
 
 
 @dataclass(frozen=True)
@@ -222,9 +226,18 @@ def section_spans(text: str, section: Sequence[Block], words: WordIndex, size: i
 
 
 def pieces(text: str, block: Block) -> list[Span]:
-    """A too-long block cut into sentences (paragraphs) or lines (tables, lists, code)."""
-    cut = line_cuts if block.kind in LINE_SPLIT_KINDS else sentence_cuts
-    bounds = [block.start, *cut(text, block.start, block.end), block.end]
+    """A too-long block cut into sentences (paragraphs) or lines (tables, lists, code);
+    notes and definitions at both, with their first line kept on the piece after it."""
+    if block.kind in TITLED_KINDS:
+        first_line = text.find("\n", block.start, block.end)
+        keep_from = block.end if first_line == -1 else first_line + 1
+        cuts = sorted({*line_cuts(text, block.start, block.end), *sentence_cuts(text, block.start, block.end)})
+        inner = [cut for cut in cuts if cut > keep_from]
+        # The title's piece runs to the first cut after the title's own line.
+        bounds = [block.start, *inner, block.end]
+    else:
+        cut = line_cuts if block.kind in LINE_SPLIT_KINDS else sentence_cuts
+        bounds = [block.start, *cut(text, block.start, block.end), block.end]
     spans = [trim(text, s, e) for s, e in zip(bounds, bounds[1:])]
     return [(s, e) for s, e in spans if s < e]
 

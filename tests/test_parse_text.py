@@ -79,7 +79,7 @@ def test_heading_styles() -> None:
         "GENERAL TERMS\n\nIntro.\n\n"
         "Scope\n=====\nScope text.\n\n"
         "Limits\n------\nLimit text.\n\n"
-        "3. Returns Policy\nReturn text.\n\n"
+        "3. Returns Policy\n\nReturn text.\n\n"
         "3.1 Exceptions\n\nException text.\n\n"
         "1. apples\n2. pears\n\n"
         "NOT A HEADING BECAUSE IT ENDS WITH A PERIOD.\n"
@@ -141,4 +141,102 @@ def test_underlined_numbered_heading_takes_its_number_depth() -> None:
     assert [(b.level, b.heading_path) for b in doc.blocks if b.kind == "heading"] == [
         (1, ("1. Scope",)),
         (2, ("1. Scope", "1.2 Detail")),
+    ]
+
+
+def test_caps_and_numbered_lines_are_headings_only_when_they_stand_alone() -> None:
+    source = (
+        "LICENCE\n\n"
+        "THE SOFTWARE IS PROVIDED AS IS\nWITHOUT WARRANTY OF ANY KIND\n\n"
+        "Steps:\n\n1. Open the case\n2. Remove the fan\n\n"
+        "SAFETY\nNever work on a running engine.\n\n"
+        "2. Fees\n\nThe fee is due on arrival.\n"
+    )
+    doc = txt(source)
+    assert [doc.text[b.start : b.end] for b in doc.blocks if b.kind == "heading"] == ["LICENCE", "2. Fees"]
+    assert "THE SOFTWARE IS PROVIDED AS IS WITHOUT WARRANTY OF ANY KIND" in doc.text
+    assert "SAFETY Never work on a running engine." in doc.text
+
+
+def test_every_restructuredtext_adornment_makes_a_heading_levels_in_order_of_use() -> None:
+    source = (
+        "#####\nGuide\n#####\n\nIntro.\n\n"
+        "Install\n=======\n\nText.\n\n"
+        "From source\n-----------\n\nMore.\n\n"
+        "Options\n^^^^^^^\n\nSome.\n\n"
+        "Flags\n~~~~~\n\nFew.\n\n"
+        "Upgrade\n^^^^^^^\n\nAgain.\n\n"
+        "Notes\n\"\"\"\"\"\n\nLast.\n"
+    )
+    doc = txt(source)
+    assert [(doc.text[b.start : b.end], b.level) for b in doc.blocks if b.kind == "heading"] == [
+        ("Guide", 1),
+        ("Install", 1),  # = and - keep levels 1 and 2
+        ("From source", 2),
+        ("Options", 3),  # other underlines: 3, 4, ... in order of first use
+        ("Flags", 4),
+        ("Upgrade", 3),
+        ("Notes", 5),
+    ]
+    assert doc.blocks[-1].heading_path == ("Install", "From source", "Upgrade", "Notes")
+    for char in "=-`:'\"~^_*+#<>":
+        heading = txt(f"Title\n{char * 5}\n\nBody.\n").blocks[0]
+        assert heading.kind == "heading", char
+
+
+def test_indented_and_fenced_code_keep_their_line_breaks() -> None:
+    source = (
+        "Run this::\n\n    make\n    make install\n\n        sudo ldconfig\n\n"
+        "Then:\n\n```\nif x:\n    y()\n```\n\nDone.\n"
+    )
+    doc = txt(source)
+    assert outline(doc) == [
+        ("paragraph", "Run this::", 0, ()),
+        ("code", "make\nmake install\n\n    sudo ldconfig", 0, ()),
+        ("paragraph", "Then:", 0, ()),
+        ("code", "if x:\n    y()", 0, ()),
+        ("paragraph", "Done.", 0, ()),
+    ]
+
+
+def test_text_indented_throughout_is_prose_not_code() -> None:
+    doc = txt("    First paragraph\n    goes on.\n\n    Second one.\n")
+    assert outline(doc) == [
+        ("paragraph", "First paragraph goes on.", 0, ()),
+        ("paragraph", "Second one.", 0, ()),
+    ]
+
+
+def test_grid_and_simple_tables_are_written_row_by_row() -> None:
+    grid = (
+        "+--------+-------------+\n"
+        "| Option | Meaning     |\n"
+        "+========+=============+\n"
+        "| -v     | Say more    |\n"
+        "|        | as it runs. |\n"
+        "+--------+-------------+\n"
+        "| -q     | Say less.   |\n"
+        "+--------+-------------+\n"
+    )
+    simple = "=====  ======\nName   Value\n=====  ======\nidle   850\nmax    3000\n=====  ======\n"
+    doc = txt(grid + "\n" + simple + "\nAfter.\n")
+    assert outline(doc) == [
+        ("table", "Option | Meaning\n-v | Say more as it runs.\n-q | Say less.", 0, ()),
+        ("table", "Name | Value\nidle | 850\nmax | 3000", 0, ()),
+        ("paragraph", "After.", 0, ()),
+    ]
+
+
+def test_restructuredtext_literal_and_doctest_blocks_are_code() -> None:
+    source = (
+        "Example::\n\n   for x in range(3):\n       print(x)\n\nAnd in the shell:\n\n"
+        ">>> if x < 0:\n...     x = 0\n...\n>>> x\n0\n\nEnd.\n"
+    )
+    doc = txt(source)
+    assert outline(doc) == [
+        ("paragraph", "Example::", 0, ()),
+        ("code", "for x in range(3):\n    print(x)", 0, ()),
+        ("paragraph", "And in the shell:", 0, ()),
+        ("code", ">>> if x < 0:\n...     x = 0\n...\n>>> x\n0", 0, ()),
+        ("paragraph", "End.", 0, ()),
     ]

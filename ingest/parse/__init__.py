@@ -8,11 +8,13 @@ reason, never any other exception.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from typing import Any, Callable
 
 from ingest.model import ParsedDocument, UnreadableFile
 
-PARSER_VERSION = "1"  # bump when a parser's output changes: stored documents are then re-chunked
+PARSER_VERSION = "2"  # bump when a parser's output changes: stored documents are then re-chunked
 
 SUFFIXES = {
     ".md": "markdown",
@@ -30,22 +32,30 @@ def format_of(name: str | Path) -> str | None:
     return SUFFIXES.get(Path(name).suffix.lower())
 
 
-def parse_bytes(data: bytes, name: str | Path) -> ParsedDocument:
+# format -> (module, parser function, metadata-only reader); modules imported on first use
+_PARSERS = {
+    "markdown": ("ingest.parse.markdown", "parse_markdown", "read_markdown_metadata"),
+    "html": ("ingest.parse.html", "parse_html", "read_html_metadata"),
+    "text": ("ingest.parse.text", "parse_text", "read_text_metadata"),
+    "pdf": ("ingest.parse.pdf", "parse_pdf", "read_pdf_metadata"),
+}
+
+
+def _function(name: str | Path, which: int) -> Callable[[bytes], Any]:
+    """The parser (1) or metadata reader (2) for a file name; UnreadableFile for other suffixes."""
     fmt = format_of(name)
     if fmt is None:
         raise UnreadableFile(f"unsupported file type {Path(name).suffix!r}")
+    entry = _PARSERS[fmt]
+    return getattr(importlib.import_module(entry[0]), entry[which])
+
+
+def parse_bytes(data: bytes, name: str | Path) -> ParsedDocument:
+    parser = _function(name, 1)
     if not data:
         raise UnreadableFile("empty file")
     if len(data) > MAX_BYTES:
         raise UnreadableFile(f"file too large ({len(data)} bytes; limit {MAX_BYTES})")
-    if fmt == "markdown":
-        from ingest.parse.markdown import parse_markdown as parser
-    elif fmt == "html":
-        from ingest.parse.html import parse_html as parser
-    elif fmt == "text":
-        from ingest.parse.text import parse_text as parser
-    else:
-        from ingest.parse.pdf import parse_pdf as parser
     try:
         return parser(data)
     except RecursionError:
@@ -56,18 +66,7 @@ def parse_bytes(data: bytes, name: str | Path) -> ParsedDocument:
 def read_metadata(data: bytes, name: str | Path) -> dict:
     """The raw metadata fields of a file without parsing its body: the same fields
     ``parse_bytes(data, name).metadata`` gives, for files a sync already holds unchanged."""
-    fmt = format_of(name)
-    if fmt == "markdown":
-        from ingest.parse.markdown import read_markdown_metadata as reader
-    elif fmt == "html":
-        from ingest.parse.html import read_html_metadata as reader
-    elif fmt == "text":
-        from ingest.parse.text import read_text_metadata as reader
-    elif fmt == "pdf":
-        from ingest.parse.pdf import read_pdf_metadata as reader
-    else:
-        raise UnreadableFile(f"unsupported file type {Path(name).suffix!r}")
-    return reader(data)
+    return _function(name, 2)(data)
 
 
 def parse_file(path: str | Path) -> ParsedDocument:

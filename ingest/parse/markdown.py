@@ -29,6 +29,13 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark", {"maxNesting": 10_000}).enable("table")
 
 
+@lru_cache(maxsize=1)
+def _block_parser() -> MarkdownIt:
+    """Blocks only: inline parsing is three quarters of markdown-it's time, and only headings
+    need it (their plain text); paragraphs, lists and tables keep their source."""
+    return MarkdownIt("commonmark", {"maxNesting": 10_000}).enable("table").disable("inline")
+
+
 def read_markdown_metadata(data: bytes) -> dict:
     """Only the front matter: what a sync needs for a file it already holds."""
     return split_front_matter(decode_utf8_text(data))[0]
@@ -36,11 +43,12 @@ def read_markdown_metadata(data: bytes) -> dict:
 
 def parse_markdown(data: bytes) -> ParsedDocument:
     metadata, body = split_front_matter(decode_utf8_text(data))
-    tokens = _parser().parse(body)
-    return assemble("markdown", _drafts(tokens, body.split("\n")), metadata)
+    env: dict = {}  # link reference definitions found by the block pass, for the headings' links
+    tokens = _block_parser().parse(body, env)
+    return assemble("markdown", _drafts(tokens, body.split("\n"), env), metadata)
 
 
-def _drafts(tokens: Sequence[Token], lines: list[str]) -> Iterator[Draft]:
+def _drafts(tokens: Sequence[Token], lines: list[str], env: dict) -> Iterator[Draft]:
     index = 0
     quote_depth = 0
     while index < len(tokens):
@@ -51,7 +59,8 @@ def _drafts(tokens: Sequence[Token], lines: list[str]) -> Iterator[Draft]:
         elif kind == "blockquote_close":
             quote_depth -= 1
         elif kind == "heading_open":
-            yield Draft("heading", plain_inline(tokens[index + 1]), level=int(token.tag[1]))
+            inline = _parser().parseInline(tokens[index + 1].content, env)
+            yield Draft("heading", plain_inline(inline[0]) if inline else "", level=int(token.tag[1]))
             index += 2
         elif kind == "paragraph_open":
             yield Draft("paragraph", _trim_lines(tokens[index + 1].content))

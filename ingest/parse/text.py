@@ -31,7 +31,7 @@ from ingest.parse._common import (
 _PAGE_NUMBER = re.compile(
     r"(?:page\s+)?[-–—]?\s*(\d{1,5})\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,5})?", re.IGNORECASE
 )
-_UNDERLINE = re.compile(r"\s{0,3}(=+|-+)\s*")
+_UNDERLINE = re.compile(r"""\s{0,3}(=+|-+|`+|:+|'+|"+|~+|\^+|_+|\*+|\++|#+|<+|>+)\s*""")
 _RULE = re.compile(r"\s*([-=*_~])(?:\s*\1){2,}\s*")
 _LIST_ITEM = re.compile(r"(\s*)([-*•])\s+(\S.*)")
 _NUMBERED = re.compile(r"(\d{1,3}(?:\.\d{1,3})*)\.?\s+(\S.*)")
@@ -159,11 +159,39 @@ def _near_boundaries(lines: list[str], page_lines: set[int]) -> set[int]:
 
 # ---------------------------------------------------------------------------- structure
 
+_FENCE_OPEN = re.compile(r"\s{0,3}(`{3,}|~{3,})[^`]*")
+_ADORNMENT = re.compile(r"""([=\-`:'"~^_*+#<>])\1{2,}\s*""")  # a reStructuredText underline/overline
+_GRID_BORDER = re.compile(r"\+(?:[-=:]+\+)+\s*")
+_GRID_ROW = re.compile(r"\|.*\|\s*")
+_SIMPLE_BORDER = re.compile(r"=+(?: +=+)+\s*")
+CODE_INDENT = 4  # columns deeper than the text around it: an indented code block
+_ADORNMENT_CHARS = frozenset("=-`:'\"~^_*+#<>")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _base_indent(lines: list[str]) -> int:
+    """The indentation most prose lines have (some texts indent every paragraph)."""
+    counts: dict[int, int] = {}
+    for line in lines:
+        if line.strip():
+            counts[_indent(line)] = counts.get(_indent(line), 0) + 1
+    return max(counts, key=lambda indent: (counts[indent], -indent)) if counts else 0
+
+
+def _blank(lines: list[str], index: int) -> bool:
+    """Line ``index`` is blank or outside the text."""
+    return index < 0 or index >= len(lines) or not lines[index].strip()
+
 
 def _drafts(lines: list[str]) -> Iterator[Draft]:
     paragraph: list[str] = []
     items: list[str] = []  # the current list, one item per entry
     rows: list[str] = []  # the current table, one row per entry
+    styles: list[tuple[str, bool]] = []  # reStructuredText heading styles (character, overlined) by first use
+    base = _base_indent(lines)
 
     def flush() -> Iterator[Draft]:
         if paragraph:
@@ -176,24 +204,83 @@ def _drafts(lines: list[str]) -> Iterator[Draft]:
             yield Draft("table", "\n".join(rows))
             rows.clear()
 
+    def adorned_level(title: str, char: str, overline: bool) -> int:
+        numbered = _NUMBERED.fullmatch(title)
+        if numbered:  # "2.3 Returns" underlined: its number says how deep it is
+            return min(numbered.group(1).count(".") + 1, 6)
+        if not overline and char in "=-":
+            return 1 if char == "=" else 2  # the common plain-text convention, as before
+        # Other styles, as reStructuredText reads them, by order of first use: overlined titles
+        # from level 1, other underlines below the = and - levels.
+        kind = [style for style in styles if style[1] == overline]
+        if (char, overline) not in styles:
+            styles.append((char, overline))
+            kind.append((char, overline))
+        return min(kind.index((char, overline)) + (1 if overline else 3), 6)
+
     index = 0
     while index < len(lines):
         line = lines[index]
         following = lines[index + 1] if index + 1 < len(lines) else ""
-        if not line.strip():
+        stripped = line.strip()
+        # The first characters rule most patterns out: regular expressions only where they may match.
+        first = stripped[:1]
+        adorned = first in _ADORNMENT_CHARS
+        next_adorned = following.lstrip()[:1] in _ADORNMENT_CHARS
+        if not stripped:
             yield from flush()
-        elif _is_underlined_heading(line, following, paragraph, items):
+        elif first in "`~" and (fence := _FENCE_OPEN.fullmatch(line)) is not None:
             yield from flush()
-            numbered = _NUMBERED.fullmatch(collapse_spaces(line))
-            if numbered:  # "2.3 Returns" underlined: its number says how deep it is
-                level = min(numbered.group(1).count(".") + 1, 6)
-            else:
-                level = 1 if following.strip()[0] == "=" else 2
-            yield Draft("heading", collapse_spaces(line), level=level)
+            end = _fence_end(lines, index, fence.group(1))
+            yield Draft("code", _dedented(lines[index + 1 : end]))
+            index = end  # the closing fence
+        elif first == ">" and stripped.startswith(">>>") and not paragraph and _blank(lines, index - 1):
+            yield from flush()  # a doctest block: up to the next blank line
+            end = index
+            while end < len(lines) and lines[end].strip():
+                end += 1
+            yield Draft("code", _dedented(lines[index:end]))
+            index = end - 1
+        elif (
+            not paragraph
+            and not items
+            and line[:1] in " \t"
+            and (code_indent := _code_indent(lines, index, base)) is not None
+        ):
+            yield from flush()
+            end = _indented_end(lines, index, code_indent)
+            yield Draft("code", _dedented(lines[index:end]))
+            index = end - 1
+        elif first == "+" and _GRID_BORDER.fullmatch(stripped) and _GRID_ROW.fullmatch(following.strip()):
+            yield from flush()
+            table, index = _grid_table(lines, index)
+            yield Draft("table", table)
+            continue
+        elif first == "=" and _SIMPLE_BORDER.fullmatch(stripped) and following.strip() and not paragraph:
+            yield from flush()
+            table, index = _simple_table(lines, index)
+            yield Draft("table", table)
+            continue
+        elif (
+            adorned
+            and (adornment := _ADORNMENT.fullmatch(stripped))
+            and following.strip()
+            and index + 2 < len(lines)
+            and lines[index + 2].strip() == stripped
+            and not paragraph
+        ):  # overline, title, underline
+            yield from flush()
+            title = collapse_spaces(following)
+            yield Draft("heading", title, level=adorned_level(title, adornment.group(1), True))
+            index += 2
+        elif next_adorned and _is_underlined_heading(line, following, paragraph, items):
+            yield from flush()
+            title = collapse_spaces(line)
+            yield Draft("heading", title, level=adorned_level(title, following.strip()[0], False))
             index += 1  # the underline
-        elif _RULE.fullmatch(line):
+        elif adorned and (_RULE.fullmatch(line) or _ADORNMENT.fullmatch(stripped)):
             yield from flush()
-        elif (item := _LIST_ITEM.fullmatch(line)) is not None:
+        elif first in "-*•" and (item := _LIST_ITEM.fullmatch(line)) is not None:
             if paragraph or rows:
                 yield from flush()
             indent, marker, content = item.groups()
@@ -204,7 +291,7 @@ def _drafts(lines: list[str]) -> Iterator[Draft]:
             if paragraph or items:
                 yield from flush()
             rows.append(" | ".join(cells))
-        elif not paragraph and (level := _heading_level(lines, index)):
+        elif not paragraph and _blank(lines, index - 1) and _blank(lines, index + 1) and (level := _heading_level(lines, index)):
             yield from flush()
             yield Draft("heading", collapse_spaces(line), level=level)
         else:
@@ -215,10 +302,121 @@ def _drafts(lines: list[str]) -> Iterator[Draft]:
     yield from flush()
 
 
+def _code_indent(lines: list[str], index: int, base: int) -> int | None:
+    """The indentation a code block starting at ``index`` keeps to, or None if none starts there:
+    after a line ending in ``::`` (reStructuredText) any deeper indentation, after a blank line
+    four columns deeper than the text's usual indentation."""
+    previous = index - 1
+    while previous >= 0 and not lines[previous].strip():
+        previous -= 1
+    indent = _indent(lines[index])
+    if previous >= 0 and lines[previous].rstrip().endswith("::") and indent > _indent(lines[previous]):
+        return _indent(lines[previous]) + 1
+    if previous < index - 1 or index == 0:  # after a blank line (or at the start)
+        return base + CODE_INDENT if indent >= base + CODE_INDENT else None
+    return None
+
+
+def _fence_end(lines: list[str], index: int, fence: str) -> int:
+    """Index of the line closing the fence opened at ``index`` (the end of the text if none)."""
+    closing = re.compile(r"\s{0,3}" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}\s*")
+    for end in range(index + 1, len(lines)):
+        if closing.fullmatch(lines[end]):
+            return end
+    return len(lines)
+
+
+def _indented_end(lines: list[str], index: int, indent: int) -> int:
+    """End (exclusive) of the indented block starting at ``index``; blank lines inside it belong to it."""
+    end = index
+    last = index
+    while end < len(lines):
+        if lines[end].strip():
+            if _indent(lines[end]) < indent:
+                break
+            last = end
+        end += 1
+    return last + 1
+
+
+def _dedented(block: list[str]) -> str:
+    """Lines as written, less their common indentation; blank lines at the ends dropped."""
+    widths = [_indent(line) for line in block if line.strip()]
+    cut = min(widths, default=0)
+    text = "\n".join(line[cut:].rstrip() for line in block)
+    return text.strip("\n")
+
+
+def _grid_table(lines: list[str], index: int) -> tuple[str, int]:
+    """A reStructuredText grid table, one row per line (``cell | cell``); cells spread over
+    several lines between borders are joined. Returns the table and the index after it."""
+    rows: list[str] = []
+    pending: list[list[str]] = []
+    index += 1
+    while index < len(lines):
+        stripped = lines[index].strip()
+        if _GRID_BORDER.fullmatch(stripped):
+            if pending:
+                rows.append(" | ".join(join_lines(column) for column in pending))
+                pending = []
+        elif _GRID_ROW.fullmatch(stripped):
+            cells = [cell for cell in stripped.strip("|").split("|")]
+            if len(cells) != len(pending):
+                if pending:
+                    rows.append(" | ".join(join_lines(column) for column in pending))
+                pending = [[] for _ in cells]
+            for column, cell in zip(pending, cells):
+                column.append(cell)
+        else:
+            break
+        index += 1
+    if pending:
+        rows.append(" | ".join(join_lines(column) for column in pending))
+    return "\n".join(row for row in rows if row.replace("|", "").strip()), index
+
+
+def _simple_table(lines: list[str], index: int) -> tuple[str, int]:
+    """A reStructuredText simple table: columns where the ``=====  =====`` border says; a
+    line whose first column is empty continues the row above. Returns the table and the
+    index after it (after its closing border)."""
+    border = lines[index]
+    spans = [(m.start(), m.end()) for m in re.finditer(r"=+", border)]
+    rows: list[list[str]] = []
+    borders = 1
+    index += 1
+    while index < len(lines):
+        line = lines[index]
+        if _SIMPLE_BORDER.fullmatch(line.strip()):
+            borders += 1
+            index += 1
+            if index >= len(lines) or not lines[index].strip():
+                break  # the closing border
+            continue
+        if not line.strip():
+            if borders >= 3 or index + 1 >= len(lines) or not lines[index + 1].strip():
+                break
+            index += 1
+            continue
+        starts = [start for start, _ in spans[1:]]
+        bounds = [0, *starts, max(len(line), spans[-1][1])]
+        cells = [line[bounds[n] : bounds[n + 1]].strip() for n in range(len(spans))]
+        cells[-1] = line[bounds[-2] :].strip()
+        if rows and not cells[0]:
+            rows[-1] = [join_lines([old, new]) if new else old for old, new in zip(rows[-1], cells)]
+        else:
+            rows.append(cells)
+        index += 1
+    return "\n".join(" | ".join(row) for row in rows if any(row)), index
+
+
 def _row_cells(line: str) -> list[str]:
     """Cells of a table-like line (dot leaders, tabs or wide spaces between columns); [] if none."""
+    if "...." not in line and "\t" not in line and "   " not in line.strip():
+        return []
     cells = [collapse_spaces(cell) for cell in _COLUMN_GAP.split(line.strip())]
-    return cells if len(cells) > 1 and all(cells) else []
+    if len(cells) < 2 or not all(cells) or not any(char.isalnum() for char in cells[0]):
+        return []  # a doctest's "...     x = 0" or other leading punctuation is not a first cell
+    return cells
 
 
 def _continue_item(item: str, line: str) -> str:
@@ -228,10 +426,13 @@ def _continue_item(item: str, line: str) -> str:
 
 def _is_underlined_heading(line: str, following: str, paragraph: list[str], items: list[str]) -> bool:
     underline = _UNDERLINE.fullmatch(following)
+    if underline is None or len(underline.group(1)) < 3 or not line.strip():
+        return False
+    if underline.group(1)[0] not in "=-" and len(underline.group(1)) < len(line.strip()) - 1:
+        return False  # other characters make a heading as rST does: underlined at full length
     return (
-        underline is not None
-        and len(underline.group(1)) >= 3
-        and not paragraph
+        not paragraph
+        and not _ADORNMENT.fullmatch(line.strip())
         and not _LIST_ITEM.fullmatch(line)
         and len(collapse_spaces(line)) <= MAX_HEADING_CHARS * 2
     )
