@@ -11,6 +11,7 @@ runs over a page break stays one block and lists both pages.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import io
 import logging
 import re
@@ -29,9 +30,9 @@ from ingest.parse._common import (
     Draft,
     assemble,
     collapse_spaces,
+    EdgeLine,
     join_line_offsets,
-    line_key,
-    running_keys,
+    running_line_indices,
     strip_controls,
 )
 
@@ -39,6 +40,7 @@ from ingest.parse._common import (
 # bridged with a space of its own (the words were drawn apart) need less than real spaces.
 CELL_GAP = 2.0
 CELL_GAP_GENERATED = 1.0
+JUSTIFIED_GAP = 2.5
 PARAGRAPH_GAP = 1.6  # a baseline step larger than this many font sizes starts a new block
 LIST_ITEM_GAP = 2.2  # the same for the step from one list item to the next
 HEADING_SIZE_STEP = 1.0  # points above the body size that make a line a heading
@@ -52,8 +54,23 @@ _KEYWORD_FIELD = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=\s*([^;]*)")
 _SENTENCE_END = ".!?:;"
 _PAGE_LABEL = re.compile(r"(?:page\s+)?[-–—]?\s*\d{1,5}\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,5})?", re.IGNORECASE)
 _SOFT_HYPHEN = re.compile(r"[\x02\ufffe]\s*(\S?)")
-_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
+# Bold by name: "-Bold", "Semibold", "Black", "Heavy", "Demi", URW's "-Medi", and TeX's
+# bold extended faces (CMBX12, CMSSBX10, cm-super SFBX1200, EC ECBX1200, CMB10).
+_BOLD_NAME = re.compile(r"bold|black|heavy|demi|-medi|(?:cm|ec|sf|tc)(?:ss|tt)?bx|cmb\d", re.IGNORECASE)
+_MONO_NAME = re.compile(r"mono|courier|consol|menlo|typewriter|(?:cm|sf|ec|tc)(?:s|i|sl)?tt\d|lmtt|inconsolata", re.IGNORECASE)
+_FIXED_PITCH = 1
 _FORCE_BOLD = 1 << 18
+_SECTION_NUMBER = re.compile(r"(?:\d{1,3}|[A-Z])(?:\.\d{1,3}){0,5}\.?")
+_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+_HYPHEN_END = re.compile(r"([^\W\d_]+)-$")
+_LEADING_LETTERS = re.compile(r"[^\W\d_]+")
+_NON_ALNUM = re.compile(r"[\W_]+")
+_OUTLINE_NUMBER = re.compile(
+    r"^(?:(?:\d+|[A-Z]|[IVXLC]+)(?:\.\d+)*\.?|(?:chapter|part|section|appendix)\s+\S+?[.:]?)\s+", re.IGNORECASE
+)
+MAX_OUTLINE_ENTRIES = 5000
+OUTLINE_FOUND_SHARE = 0.5  # below this share of entries found, font statistics find headings too
+MAX_HEADING_WORDS = 16
 
 # pypdf logs a warning for every repair it makes to a damaged file; a file we cannot
 # read becomes an UnreadableFile with its reason, so those warnings are only noise.
@@ -71,6 +88,8 @@ class Line:
     y: float  # baseline, PDF units from the page bottom
     size: float  # font size, rounded to half points
     bold: bool
+    mono: bool = False  # set in a fixed-pitch (code) font
+    keep_hyphen: bool = False  # a line-end hyphen that is part of the word (self-contained)
 
 
 def read_pdf_metadata(data: bytes) -> dict[str, Any]:
@@ -79,14 +98,15 @@ def read_pdf_metadata(data: bytes) -> dict[str, Any]:
 
 
 def parse_pdf(data: bytes) -> ParsedDocument:
-    metadata = _read_information(data)
+    metadata, outline = _read_information_and_outline(data)
     pages = _read_lines(data)
     if not any(pages):
         raise UnreadableFile("PDF has no extractable text")
     lines = [line for page in _without_running_lines(pages) for line in page]
     if not lines:
         raise UnreadableFile("PDF has no extractable text")
-    return assemble("pdf", _drafts(lines), metadata, page_count=len(pages))
+    lines = _with_hyphens_resolved(lines)
+    return assemble("pdf", _drafts(lines, outline), metadata, page_count=len(pages))
 
 
 # ---------------------------------------------------------------------------- metadata
@@ -100,6 +120,70 @@ def _read_information(data: bytes) -> dict[str, Any]:
         warnings.simplefilter("ignore")
         reader = _open_reader(data)
         return _information_fields(reader)
+
+
+@dataclass(frozen=True)
+class OutlineEntry:
+    """One bookmark: its title, depth (1 = top level) and destination page (1-based; 0 unknown)."""
+
+    title: str
+    level: int
+    page: int
+
+
+def _read_information_and_outline(data: bytes) -> tuple[dict[str, Any], list[OutlineEntry]]:
+    if b"%PDF-" not in data[:1024]:
+        raise UnreadableFile("not a PDF")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reader = _open_reader(data)
+        return _information_fields(reader), _outline(reader)
+
+
+def _outline(reader: PdfReader) -> list[OutlineEntry]:
+    """The document's bookmarks in order; a damaged outline is no outline (headings then
+    come from font statistics)."""
+    entries: list[OutlineEntry] = []
+    try:
+        outline = reader.outline
+    except Exception:  # pypdf raises many kinds of errors on damaged outlines
+        return []
+    # Destination pages are looked up by page object, once for all entries.
+    page_numbers: dict[int, int] = {}
+    try:
+        for number, page in enumerate(reader.pages, start=1):
+            if page.indirect_reference is not None:
+                page_numbers[page.indirect_reference.idnum] = number
+    except Exception:
+        return []
+
+    def walk(items: Any, depth: int) -> None:
+        for item in items:
+            if len(entries) >= MAX_OUTLINE_ENTRIES:
+                return
+            if isinstance(item, list):
+                if depth < 12:
+                    walk(item, depth + 1)
+                continue
+            try:
+                title = collapse_spaces(strip_controls(str(item.title or "")))
+                target = item.page
+                if isinstance(target, IndirectObject):
+                    page = page_numbers.get(target.idnum, 0)
+                elif isinstance(target, int):
+                    page = target + 1
+                else:
+                    page = 0
+            except Exception:  # an entry without a usable destination is skipped
+                continue
+            if title:
+                entries.append(OutlineEntry(title, depth, page))
+
+    try:
+        walk(outline, 1)
+    except Exception:
+        return entries
+    return entries
 
 
 def _open_reader(data: bytes) -> PdfReader:
@@ -209,7 +293,12 @@ def _read_lines(data: bytes) -> list[list[Line]]:
 
 
 def _page_chars(textpage: pdfium.PdfTextPage) -> str:
-    """The page's characters, one per pdfium char index (generated spaces and breaks included)."""
+    """The page's characters, one per pdfium char index (generated spaces and breaks included).
+
+    pdfium gives a character outside the Basic Multilingual Plane (math italic 𝑥) as two
+    char indices, a UTF-16 surrogate pair: the pair becomes the character at the first
+    index and a NUL (dropped with the other controls) at the second, so indices stay aligned.
+    """
     count = textpage.count_chars()
     if count <= 0:
         return ""
@@ -217,7 +306,20 @@ def _page_chars(textpage: pdfium.PdfTextPage) -> str:
     if len(text) == count:
         return text
     # pdfium excluded or inserted characters: ask for each one, keeping indices aligned.
-    return "".join(_safe_char(pdfium_c.FPDFText_GetUnicode(textpage.raw, index)) for index in range(count))
+    raw = textpage.raw
+    codes = [pdfium_c.FPDFText_GetUnicode(raw, index) for index in range(count)]
+    chars: list[str] = []
+    index = 0
+    while index < count:
+        code = codes[index]
+        if 0xD800 <= code <= 0xDBFF and index + 1 < count and 0xDC00 <= codes[index + 1] <= 0xDFFF:
+            chars.append(chr(0x10000 + ((code - 0xD800) << 10) + (codes[index + 1] - 0xDC00)))
+            chars.append("\x00")
+            index += 2
+            continue
+        chars.append(_safe_char(code))
+        index += 1
+    return "".join(chars)
 
 
 def _safe_char(code: int) -> str:
@@ -229,9 +331,60 @@ def _safe_char(code: int) -> str:
 _LINE = re.compile(r"[^\r\n]+")
 
 
+class _PageReader:
+    """pdfium's per-character queries for one text page, with the ctypes buffers made once."""
+
+    def __init__(self, textpage: pdfium.PdfTextPage) -> None:
+        self.raw = textpage.raw
+        self.left, self.right = ctypes.c_double(), ctypes.c_double()
+        self.bottom, self.top = ctypes.c_double(), ctypes.c_double()
+        self.name = ctypes.create_string_buffer(256)
+        self.flags = ctypes.c_int(0)
+        self.matrix = pdfium_c.FS_MATRIX()
+        self.fonts: dict[bytes, tuple[bool, bool]] = {}
+
+    def box(self, index: int) -> tuple[float, float]:
+        """Left and right edge of a character."""
+        pdfium_c.FPDFText_GetCharBox(self.raw, index, self.left, self.right, self.bottom, self.top)
+        return self.left.value, self.right.value
+
+    def origin(self, index: int) -> tuple[float, float]:
+        pdfium_c.FPDFText_GetCharOrigin(self.raw, index, self.left, self.bottom)
+        return self.left.value, self.bottom.value
+
+    def font_size(self, index: int) -> float:
+        """The size the character is drawn at: its font size scaled by its text and page matrices.
+
+        pdfium's font size is the ``Tf`` operand alone; many producers use ``1 Tf`` and scale
+        with the text matrix instead.
+        """
+        size = pdfium_c.FPDFText_GetFontSize(self.raw, index)
+        if pdfium_c.FPDFText_GetMatrix(self.raw, index, self.matrix):
+            matrix = self.matrix
+            scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
+            if scale > 0:
+                size *= scale
+        return size
+
+    def font(self, index: int) -> tuple[bool, bool]:
+        """(bold, monospace) of the character's font, from its weight, flags and name."""
+        length = pdfium_c.FPDFText_GetFontInfo(self.raw, index, self.name, len(self.name), self.flags)
+        key = self.name.value if length > 0 else b""
+        weight = pdfium_c.FPDFText_GetFontWeight(self.raw, index)
+        cached = self.fonts.get(key + bytes([min(weight // 100, 255)]) if weight > 0 else key)
+        if cached is not None:
+            return cached
+        flags = self.flags.value if length > 0 else 0
+        name = key.decode("latin-1")
+        bold = weight >= 600 or bool(flags & _FORCE_BOLD) or bool(_BOLD_NAME.search(name))
+        mono = bool(flags & _FIXED_PITCH) or bool(_MONO_NAME.search(name))
+        self.fonts[key + bytes([min(weight // 100, 255)]) if weight > 0 else key] = (bold, mono)
+        return bold, mono
+
+
 def _page_lines(textpage: pdfium.PdfTextPage, page: int) -> Iterator[Line]:
     chars = _page_chars(textpage)
-    raw = textpage.raw
+    reader = _PageReader(textpage)
     for match in _LINE.finditer(chars):
         segment = match.group()
         stripped = segment.strip()
@@ -239,51 +392,58 @@ def _page_lines(textpage: pdfium.PdfTextPage, page: int) -> Iterator[Line]:
             continue
         first = match.start() + (len(segment) - len(segment.lstrip()))
         last = match.start() + len(segment.rstrip()) - 1
-        size = _font_size(raw, first)
-        cells = _cells(textpage, chars, first, last, size)
-        origin_x, origin_y = ctypes.c_double(), ctypes.c_double()
-        pdfium_c.FPDFText_GetCharOrigin(raw, first, origin_x, origin_y)
+        size = reader.font_size(first)
+        cells = _cells(reader, chars, first, last, size)
+        origin_x, origin_y = reader.origin(first)
+        first_bold, first_mono = reader.font(first)
+        last_bold, last_mono = reader.font(last) if last != first else (first_bold, first_mono)
         yield Line(
             page=page,
             text=_clean(stripped),
             cells=cells,
-            x=round(origin_x.value, 1),
-            y=round(origin_y.value, 1),
+            x=round(origin_x, 1),
+            y=round(origin_y, 1),
             size=round(size * 2) / 2,
-            bold=_is_bold(raw, first) and _is_bold(raw, last),
+            bold=first_bold and last_bold,
+            mono=first_mono and last_mono,
         )
 
 
-def _font_size(raw: Any, index: int) -> float:
-    """The size the character is drawn at: its font size scaled by its text and page matrices.
+_GAP = re.compile(r"\s+")
 
-    pdfium's font size is the ``Tf`` operand alone; many producers use ``1 Tf`` and scale
-    with the text matrix instead.
+
+def _cells(reader: _PageReader, chars: str, first: int, last: int, size: float) -> tuple[str, ...]:
+    """The line's text split where the gap between two words is wider than CELL_GAP font sizes.
+
+    A justified line, whose every word gap is wide but all of them alike and below
+    JUSTIFIED_GAP font sizes (a loose narrow column), is prose: one cell.
     """
-    size = pdfium_c.FPDFText_GetFontSize(raw, index)
-    matrix = pdfium_c.FS_MATRIX()
-    if pdfium_c.FPDFText_GetMatrix(raw, index, matrix):
-        scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
-        if scale > 0:
-            size *= scale
-    return size
-
-
-def _cells(textpage: pdfium.PdfTextPage, chars: str, first: int, last: int, size: float) -> tuple[str, ...]:
-    """The line's text split where the gap between two words is wider than CELL_GAP font sizes."""
+    cuts: list[tuple[int, int]] = []
+    widths: list[float] = []
+    gaps = 0
+    line = chars[first : last + 1]
+    for gap in _GAP.finditer(line):
+        gaps += 1
+        before, after = first + gap.start() - 1, first + gap.end()
+        left_edge = reader.box(before)[1]
+        right_edge = reader.box(after)[0]
+        width = right_edge - left_edge
+        # pdfium marks the spaces it inserted itself; a drawn space needs a wider gap.
+        drawn_space = gap.end() - gap.start() > 1 or line[gap.start()] != " " or not pdfium_c.FPDFText_IsGenerated(
+            reader.raw, before + 1
+        )
+        if width > (CELL_GAP if drawn_space else CELL_GAP_GENERATED) * max(size, 1.0):
+            cuts.append((before + 1, after))
+            widths.append(width)
+    justified = len(cuts) == gaps >= 3 and max(widths) <= min(1.6 * min(widths), JUSTIFIED_GAP * max(size, 1.0))
+    if not cuts or justified:
+        text = _clean(line)
+        return (text,) if text else ()
     cells: list[str] = []
     cell_start = first
-    for gap in re.finditer(r"\s+", chars[first : last + 1]):
-        before, after = first + gap.start() - 1, first + gap.end()
-        try:
-            left_edge = textpage.get_charbox(before)[2]
-            right_edge = textpage.get_charbox(after)[0]
-        except pdfium.PdfiumError:
-            continue
-        drawn_space = any(not pdfium_c.FPDFText_IsGenerated(textpage.raw, i) for i in range(before + 1, after))
-        if right_edge - left_edge > (CELL_GAP if drawn_space else CELL_GAP_GENERATED) * max(size, 1.0):
-            cells.append(chars[cell_start : before + 1])
-            cell_start = after
+    for end, start in cuts:
+        cells.append(chars[cell_start:end])
+        cell_start = start
     cells.append(chars[cell_start : last + 1])
     texts = [text for text in map(_clean, cells) if text]
     if len(texts) > 1 and _MARKER.fullmatch(texts[0]):
@@ -301,32 +461,26 @@ def _clean(text: str) -> str:
     return collapse_spaces(strip_controls(text))
 
 
-def _is_bold(raw: Any, index: int) -> bool:
-    if pdfium_c.FPDFText_GetFontWeight(raw, index) >= 600:
-        return True
-    name = ctypes.create_string_buffer(256)
-    flags = ctypes.c_int(0)
-    length = pdfium_c.FPDFText_GetFontInfo(raw, index, name, len(name), flags)
-    if length <= 0:
-        return False
-    return bool(flags.value & _FORCE_BOLD) or bool(_BOLD_NAME.search(name.value.decode("latin-1")))
-
-
 # ---------------------------------------------------------------------------- running lines
 
 
 def _without_running_lines(pages: list[list[Line]]) -> list[list[Line]]:
-    """Pages without the lines repeated at the top or bottom of most pages."""
-    by_height = [sorted(range(len(page)), key=lambda i, page=page: -page[i].y) for page in pages]
-    tops = [order[:RUNNING_ZONE] for order in by_height]
-    bottoms = [order[-RUNNING_ZONE:] for order in by_height]
-    top_keys = running_keys([[page[i].text for i in zone] for page, zone in zip(pages, tops)])
-    bottom_keys = running_keys([[page[i].text for i in zone] for page, zone in zip(pages, bottoms)])
-    kept: list[list[Line]] = []
-    for page, top, bottom in zip(pages, tops, bottoms):
-        drop = {i for i in top if line_key(page[i].text) in top_keys}
-        drop |= {i for i in bottom if line_key(page[i].text) in bottom_keys}
-        kept.append([line for i, line in enumerate(page) if i not in drop])
+    """Pages without their running headers and footers (see ``running_line_indices``)."""
+    tops: list[list[EdgeLine]] = []
+    bottoms: list[list[EdgeLine]] = []
+    for number, page in enumerate(pages, start=1):
+        order = sorted(range(len(page)), key=lambda i, page=page: -page[i].y)
+
+        def edge(position: int, order: list[int] = order, page: list[Line] = page) -> EdgeLine:
+            line = page[order[position]]
+            neighbours = [page[order[p]] for p in (position - 1, position + 1) if 0 <= p < len(order)]
+            apart = all(abs(line.y - other.y) > PARAGRAPH_GAP * max(line.size, other.size) for other in neighbours)
+            return EdgeLine(number, order[position], line.text, band=line.y, apart=apart)
+
+        tops.append([edge(p) for p in range(min(RUNNING_ZONE, len(order)))])
+        bottoms.append([edge(p) for p in range(max(len(order) - RUNNING_ZONE, 0), len(order))])
+    drops = running_line_indices([tops, bottoms], len(pages))
+    kept = [[line for i, line in enumerate(page) if i not in drop] for page, drop in zip(pages, drops)]
     if not any(kept):
         # Every line "repeats": one line a page, all alike. That is the document, not its
         # furniture; refusing it as "no extractable text" would lose it.
@@ -357,11 +511,49 @@ def _without_page_furniture(page: list[Line], body_size: float) -> list[Line]:
 
 
 def _body_size(lines: Sequence[Line]) -> float:
-    """The font size most of the text is set in."""
+    """The font size most of the prose is set in (code and table lines left out, unless
+    there is nothing else)."""
     sizes: Counter[float] = Counter()
     for line in lines:
-        sizes[line.size] += len(line.text)
+        if not line.mono and len(line.cells) == 1:
+            sizes[line.size] += len(line.text)
+    if not sizes:
+        for line in lines:
+            sizes[line.size] += len(line.text)
     return sizes.most_common(1)[0][0] if sizes else 0.0
+
+
+# ---------------------------------------------------------------------------- hyphens
+
+
+def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
+    """A line-end hyphen before a lower-case word part is kept when the hyphenated form is
+    the word (``self-`` + ``contained``: "selfcontained" is nowhere else in the document,
+    "self-contained" is) and dropped otherwise, by ending the line without it or with it.
+
+    Lines whose hyphen stays are marked ``keep_hyphen``; the joining does the rest.
+    """
+    candidates = [
+        index
+        for index in range(len(lines) - 1)
+        if _HYPHEN_END.search(lines[index].text) and lines[index + 1].text[:1].islower()
+    ]
+    if not candidates:
+        return lines
+    words: Counter[str] = Counter()
+    for line in lines:
+        words.update(word.casefold() for word in _WORD.findall(line.text))
+    result = list(lines)
+    for index in candidates:
+        left = _HYPHEN_END.search(lines[index].text).group(1)
+        right_match = _LEADING_LETTERS.match(lines[index + 1].text)
+        if not right_match:
+            continue
+        right = right_match.group()
+        joined, hyphenated = (left + right).casefold(), f"{left}-{right}".casefold()
+        if words[joined] == 0 and words[hyphenated] > 0:
+            result[index] = dataclasses.replace(lines[index], keep_hyphen=True)
+    return result
 
 
 # ---------------------------------------------------------------------------- blocks
@@ -378,8 +570,9 @@ class _Style:
 
 def _document_style(lines: Sequence[Line]) -> _Style:
     body_size = _body_size(lines)
-    bold_chars = sum(len(line.text) for line in lines if line.bold)
-    body_bold = bold_chars * 2 > sum(len(line.text) for line in lines)
+    prose = [line for line in lines if not line.mono]
+    bold_chars = sum(len(line.text) for line in prose if line.bold)
+    body_bold = bold_chars * 2 > sum(len(line.text) for line in prose)
     style = _Style(body_size, body_bold, {})
     heading_styles = sorted(
         {(line.size, line.bold) for line in lines if _heading_style(line, style)},
@@ -388,17 +581,30 @@ def _document_style(lines: Sequence[Line]) -> _Style:
     return _Style(body_size, body_bold, {key: min(rank + 1, 6) for rank, key in enumerate(heading_styles)})
 
 
+def _larger(line: Line, style: _Style) -> bool:
+    return line.size >= style.body_size + HEADING_SIZE_STEP and line.size >= style.body_size * 1.1
+
+
 def _heading_style(line: Line, style: _Style) -> bool:
-    if len(line.cells) > 1 or not any(char.isalpha() for char in line.text):
+    """A line that looks like a heading: clearly larger than the body, or bold and short;
+    never code, never a sentence, never a table row (but "1 Introduction" set with a wide
+    gap after its number is a heading)."""
+    if line.mono or not any(char.isalpha() for char in line.text):
         return False
-    if line.size >= style.body_size + HEADING_SIZE_STEP:
-        return len(line.text) <= MAX_HEADING_CHARS
+    if len(line.cells) > 1 and not (len(line.cells) == 2 and _SECTION_NUMBER.fullmatch(line.cells[0])):
+        return False
+    words = len(line.text.split())
+    if words > MAX_HEADING_WORDS or len(line.text) > MAX_HEADING_CHARS:
+        return False
+    last = line.text[-1]
+    if _larger(line, style):
+        return last not in ",;" and not (last == "." and words > 3)
     return (
         line.bold
         and not style.body_bold
         and line.size >= style.body_size - 0.5
         and len(line.text) <= MAX_BOLD_HEADING_CHARS
-        and line.text[-1] not in ".,;:"
+        and last not in ".,;:"
     )
 
 
@@ -412,12 +618,97 @@ def _kind(line: Line, style: _Style) -> str:
     return "text"
 
 
-def _drafts(lines: Sequence[Line]) -> Iterator[Draft]:
+# ---------------------------------------------------------------------------- outline
+
+
+def _comparable(text: str) -> set[str]:
+    """A title's letters and digits, case-folded, with and without a leading section number."""
+    found = {_NON_ALNUM.sub("", text).casefold(), _NON_ALNUM.sub("", _OUTLINE_NUMBER.sub("", text, count=1)).casefold()}
+    return {value for value in found if value}
+
+
+def _outline_headings(lines: Sequence[Line], outline: Sequence[OutlineEntry]) -> dict[int, tuple[int, int]]:
+    """Lines that are outline entries: ``{first line index: (level, number of lines)}``.
+
+    Each entry is looked for on its destination page (and the next, for an anchor set
+    just above a page break), in order; a title wrapped over several lines is matched
+    by joining them.
+    """
+    by_page: dict[int, list[int]] = {}
+    titles = [_comparable(entry.title) for entry in outline]
+    for number, entry in enumerate(outline):
+        if entry.page > 0:
+            by_page.setdefault(entry.page, []).append(number)
+    matched: set[int] = set()
+    found: dict[int, tuple[int, int]] = {}
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        candidates = [
+            number
+            for page in (line.page, line.page - 1)
+            for number in by_page.get(page, ())
+            if number not in matched
+        ]
+        span = _match(lines, index, candidates, titles) if candidates else None
+        if span is None:
+            index += 1
+            continue
+        number, count = span
+        matched.add(number)
+        found[index] = (min(max(outline[number].level, 1), 6), count)
+        index += count
+    return found
+
+
+def _match(lines: Sequence[Line], index: int, candidates: list[int], titles: list[set[str]]) -> tuple[int, int] | None:
+    first = lines[index]
+    text = ""
+    for count in range(1, 5):
+        if index + count - 1 >= len(lines):
+            return None
+        line = lines[index + count - 1]
+        if line.page != first.page or (count > 1 and line.mono):
+            return None
+        text = f"{text} {line.text}" if text else line.text
+        forms = _comparable(text)
+        partial = False
+        for number in candidates:
+            title = titles[number]
+            if forms & title and max(len(form) for form in forms & title) >= 2:
+                return number, count
+            partial = partial or any(t.startswith(f) and len(f) >= 4 for t in title for f in forms)
+        if not partial:
+            return None
+    return None
+
+
+# ---------------------------------------------------------------------------- blocks
+
+
+def _drafts(lines: Sequence[Line], outline: Sequence[OutlineEntry] = ()) -> Iterator[Draft]:
     style = _document_style(lines)
+    from_outline = _outline_headings(lines, outline) if outline else {}
+    # A document whose outline is mostly found takes its headings from the outline only.
+    font_headings = len(from_outline) < OUTLINE_FOUND_SHARE * len(outline) if outline else True
     group: list[Line] = []
     group_kind = ""
-    for line in lines:
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if index in from_outline:
+            if group:
+                yield _draft(group_kind, group, style)
+                group, group_kind = [], ""
+            level, count = from_outline[index]
+            text, marks = _joined(list(lines[index : index + count]))
+            yield Draft("heading", text, level=level, page_marks=marks)
+            index += count
+            continue
+        index += 1
         kind = _kind(line, style)
+        if kind == "heading" and (not font_headings or _continues_text(group_kind, group, line, style)):
+            kind = "table" if len(line.cells) > 1 else "text"
         if group and _continues(group_kind, group, kind, line):
             group.append(line)
             continue
@@ -426,6 +717,16 @@ def _drafts(lines: Sequence[Line]) -> Iterator[Draft]:
         group, group_kind = [line], ("list" if kind == "item" else kind)
     if group:
         yield _draft(group_kind, group, style)
+
+
+def _continues_text(group_kind: str, group: list[Line], line: Line, style: _Style) -> bool:
+    """A bold (not larger) line that carries on the paragraph or list item above it."""
+    if not group or _larger(line, style) or group_kind not in ("text", "list"):
+        return False
+    previous = group[-1]
+    if previous.text[-1] in _SENTENCE_END:
+        return False
+    return _continues(group_kind, group, "text", line)
 
 
 def _continues(group_kind: str, group: list[Line], kind: str, line: Line) -> bool:
@@ -465,7 +766,9 @@ def _draft(kind: str, lines: list[Line], style: _Style) -> Draft:
 
 def _joined(lines: list[Line]) -> tuple[str, tuple[tuple[int, int], ...]]:
     """Lines joined as one paragraph, with the offset at which each page's part starts."""
-    text, starts = join_line_offsets([line.text for line in lines])
+    text, starts = join_line_offsets(
+        [line.text for line in lines], kept_hyphens={i for i, line in enumerate(lines) if line.keep_hyphen}
+    )
     marks: list[tuple[int, int]] = []
     for line, start in zip(lines, starts):
         if not marks or marks[-1][1] != line.page:
