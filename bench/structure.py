@@ -12,7 +12,8 @@ PDFs (the document's own outline, its bookmarks, is the reference):
 - U+FFFD: replacement characters in the parsed text;
 - heading-only chunks: chunks whose every block is a heading;
 - crossing chunks: chunks that run over the start of another bookmarked section (a block
-  after the chunk's first one opens with a bookmark's text on that bookmark's page);
+  after the chunk's first one, not a heading, whose first line is a bookmark's title on
+  that bookmark's page: the heading was missed, so the chunk runs on into the next section);
 - under "Contents": chunks filed under a table of contents heading.
 HTML:
 - navigation-only chunks (Prev / Up / Next / Home bars), admonition headings
@@ -182,14 +183,11 @@ def measure_pdf(path: Path, figures: PdfFigures, bookmarked_only: bool) -> None:
     for mark in marks:
         by_page.setdefault(mark.page, []).append({v for v in variants(mark.title) if len(v) >= 4})
     for block in blocks:
-        if not block.pages:
+        if not block.pages or block.kind == "heading":
             continue
-        head = normalised(text[block.start : block.end][:200])
-        stripped = normalised(_LEADING_NUMBER.sub("", " ".join(text[block.start : block.start + 200].split()), count=1))
-        for titles in by_page.get(block.pages[0], ()):
-            if any(head.startswith(t) or stripped.startswith(t) for t in titles):
-                opens.add(block.start)
-                break
+        first_line = text[block.start : block.end].split("\n", 1)[0].replace(" | ", " ")
+        if any(variants(first_line) & titles for titles in by_page.get(block.pages[0], ())):
+            opens.add(block.start)
     chunks = chunks_of(parsed, path.name)
     figures.chunks += len(chunks)
     block_starts = sorted(opens)

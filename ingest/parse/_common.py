@@ -128,7 +128,7 @@ def join_lines(lines: Iterable[str]) -> str:
             continue
         if not out:
             out = line
-        elif _HYPHENATED.search(out) and line[0].islower():
+        elif _HYPHENATED.search(out, len(out) - 2) and line[0].islower():
             out = out[:-1] + line
         else:
             out = out + " " + line
@@ -157,7 +157,7 @@ def join_line_offsets(lines: list[str], kept_hyphens: Container[int] = ()) -> tu
         elif keep and out.endswith("-"):
             starts.append(len(out))
             out = out + line
-        elif _HYPHENATED.search(out) and line[0].islower():
+        elif _HYPHENATED.search(out, len(out) - 2) and line[0].islower():
             starts.append(len(out) - 1)
             out = out[:-1] + line
         else:
@@ -271,7 +271,7 @@ def running_line_indices(zones: Sequence[Sequence[Sequence[EdgeLine]]], page_cou
       only in a number that counts with the page; or
     - (positions known) it sits in a height band that the zone shares on many pages and
       carries the page number there (``3 INSTALLATION 8``, ``Chapter 2: Installation 3``,
-      odd and even pages alike), or repeats in that band set apart from the text.
+      odd and even pages alike) or repeats there, set apart from the text.
     """
     drop: list[set[int]] = [set() for _ in range(page_count)]
     for zone in zones:
@@ -297,7 +297,7 @@ def _band_running_lines(zone: Sequence[Sequence[EdgeLine]], page_count: int) -> 
     bands: dict[int, list[EdgeLine]] = {}
     for page_lines in zone:
         for line in page_lines:
-            if line.band is not None and len(line.text) <= MAX_RUNNING_CHARS:
+            if line.band is not None and line.apart and len(line.text) <= MAX_RUNNING_CHARS:
                 bands.setdefault(round(line.band), []).append(line)
     needed = max(3, page_count // 4)
     found: list[EdgeLine] = []
@@ -307,21 +307,23 @@ def _band_running_lines(zone: Sequence[Sequence[EdgeLine]], page_count: int) -> 
         # the page number: a number that is the page's own plus one fixed offset
         offsets: Counter[int] = Counter()
         for line in lines:
-            offsets.update({int(n[-9:]) - line.page for n in _NUMBER.findall(line.text)})
+            offsets.update(_page_offsets(line))
         counted = set()
         if offsets:
             offset, count = offsets.most_common(1)[0]
             if count >= max(3, len(lines) // 2):
-                counted = {
-                    id(line)
-                    for line in lines
-                    if any(int(n[-9:]) - line.page == offset for n in _NUMBER.findall(line.text))
-                }
-        repeats = Counter(line_key(line.text) for line in lines if line.apart)
+                counted = {id(line) for line in lines if offset in _page_offsets(line)}
+        repeats = Counter(line_key(line.text) for line in lines)
         for line in lines:
-            if id(line) in counted or (line.apart and repeats[line_key(line.text)] >= 2):
+            if id(line) in counted or repeats[line_key(line.text)] >= 2:
                 found.append(line)
     return found
+
+
+def _page_offsets(line: EdgeLine) -> set[int]:
+    """Number minus page for the first and last number of a line: where page numbers sit."""
+    numbers = _NUMBER.findall(line.text)
+    return {int(n[-9:]) - line.page for n in (numbers[:1] + numbers[-1:])}
 
 
 def running_keys(zones: Sequence[Sequence[str]]) -> set[str]:

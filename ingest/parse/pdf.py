@@ -41,6 +41,7 @@ from ingest.parse._common import (
 CELL_GAP = 2.0
 CELL_GAP_GENERATED = 1.0
 JUSTIFIED_GAP = 2.5
+MAX_MEASURED_GAPS = 8  # word gaps measured in a line drawn by one text object (see _page_lines)
 PARAGRAPH_GAP = 1.6  # a baseline step larger than this many font sizes starts a new block
 LIST_ITEM_GAP = 2.2  # the same for the step from one list item to the next
 HEADING_SIZE_STEP = 1.0  # points above the body size that make a line a heading
@@ -98,8 +99,8 @@ def read_pdf_metadata(data: bytes) -> dict[str, Any]:
 
 
 def parse_pdf(data: bytes) -> ParsedDocument:
-    metadata, outline = _read_information_and_outline(data)
-    pages = _read_lines(data)
+    metadata = _read_information(data)
+    pages, outline = _read_pages_and_outline(data)
     if not any(pages):
         raise UnreadableFile("PDF has no extractable text")
     lines = [line for page in _without_running_lines(pages) for line in page]
@@ -129,61 +130,6 @@ class OutlineEntry:
     title: str
     level: int
     page: int
-
-
-def _read_information_and_outline(data: bytes) -> tuple[dict[str, Any], list[OutlineEntry]]:
-    if b"%PDF-" not in data[:1024]:
-        raise UnreadableFile("not a PDF")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        reader = _open_reader(data)
-        return _information_fields(reader), _outline(reader)
-
-
-def _outline(reader: PdfReader) -> list[OutlineEntry]:
-    """The document's bookmarks in order; a damaged outline is no outline (headings then
-    come from font statistics)."""
-    entries: list[OutlineEntry] = []
-    try:
-        outline = reader.outline
-    except Exception:  # pypdf raises many kinds of errors on damaged outlines
-        return []
-    # Destination pages are looked up by page object, once for all entries.
-    page_numbers: dict[int, int] = {}
-    try:
-        for number, page in enumerate(reader.pages, start=1):
-            if page.indirect_reference is not None:
-                page_numbers[page.indirect_reference.idnum] = number
-    except Exception:
-        return []
-
-    def walk(items: Any, depth: int) -> None:
-        for item in items:
-            if len(entries) >= MAX_OUTLINE_ENTRIES:
-                return
-            if isinstance(item, list):
-                if depth < 12:
-                    walk(item, depth + 1)
-                continue
-            try:
-                title = collapse_spaces(strip_controls(str(item.title or "")))
-                target = item.page
-                if isinstance(target, IndirectObject):
-                    page = page_numbers.get(target.idnum, 0)
-                elif isinstance(target, int):
-                    page = target + 1
-                else:
-                    page = 0
-            except Exception:  # an entry without a usable destination is skipped
-                continue
-            if title:
-                entries.append(OutlineEntry(title, depth, page))
-
-    try:
-        walk(outline, 1)
-    except Exception:
-        return entries
-    return entries
 
 
 def _open_reader(data: bytes) -> PdfReader:
@@ -268,7 +214,11 @@ def _xmp_title(reader: PdfReader) -> str | None:
 
 
 def _read_lines(data: bytes) -> list[list[Line]]:
-    """Every page's text lines, in pdfium's (content) order."""
+    return _read_pages_and_outline(data)[0]
+
+
+def _read_pages_and_outline(data: bytes) -> tuple[list[list[Line]], list[OutlineEntry]]:
+    """Every page's text lines, in pdfium's (content) order, and the document's outline."""
     try:
         document = pdfium.PdfDocument(data)
     except Exception:  # pdfium refuses what it cannot open
@@ -285,11 +235,29 @@ def _read_lines(data: bytes) -> list[list[Line]]:
                     textpage.close()
             finally:
                 page.close()
-        return pages
+        return pages, _outline(document)
     except pdfium.PdfiumError as exc:
         raise UnreadableFile(f"PDF text cannot be read: {exc}") from None
     finally:
         document.close()
+
+
+def _outline(document: pdfium.PdfDocument) -> list[OutlineEntry]:
+    """The document's bookmarks in order (read by pdfium, which follows GoTo actions and
+    named destinations); a damaged outline is no outline: headings then come from fonts."""
+    entries: list[OutlineEntry] = []
+    try:
+        for bookmark in document.get_toc(max_depth=12):
+            if len(entries) >= MAX_OUTLINE_ENTRIES:
+                break
+            title = collapse_spaces(strip_controls(bookmark.get_title() or ""))
+            destination = bookmark.get_dest()
+            page = destination.get_index() if destination is not None else None
+            if title:
+                entries.append(OutlineEntry(title, bookmark.level + 1, page + 1 if page is not None else 0))
+    except Exception:  # pdfium errors on a damaged outline: keep what was read
+        return entries
+    return entries
 
 
 def _page_chars(textpage: pdfium.PdfTextPage) -> str:
@@ -393,10 +361,18 @@ def _page_lines(textpage: pdfium.PdfTextPage, page: int) -> Iterator[Line]:
         first = match.start() + (len(segment) - len(segment.lstrip()))
         last = match.start() + len(segment.rstrip()) - 1
         size = reader.font_size(first)
-        cells = _cells(reader, chars, first, last, size)
+        # A line drawn by one text object has one font; if it is also long, it is prose
+        # (a table row or "1 Introduction" is short or made of several objects), so its
+        # word gaps need not be measured one by one: most of pdfium's calls are saved.
+        one_object = pdfium_c.FPDFText_CountRects(reader.raw, first, last - first + 1) == 1
+        if one_object and segment.count(" ") > MAX_MEASURED_GAPS:
+            text = _clean(stripped)
+            cells: tuple[str, ...] = (text,) if text else ()
+        else:
+            cells = _cells(reader, chars, first, last, size)
         origin_x, origin_y = reader.origin(first)
         first_bold, first_mono = reader.font(first)
-        last_bold, last_mono = reader.font(last) if last != first else (first_bold, first_mono)
+        last_bold, last_mono = reader.font(last) if last != first and not one_object else (first_bold, first_mono)
         yield Line(
             page=page,
             text=_clean(stripped),
@@ -418,23 +394,29 @@ def _cells(reader: _PageReader, chars: str, first: int, last: int, size: float) 
     A justified line, whose every word gap is wide but all of them alike and below
     JUSTIFIED_GAP font sizes (a loose narrow column), is prose: one cell.
     """
+    line = chars[first : last + 1]
+    if " " not in line and "\t" not in line and "\xa0" not in line:
+        text = _clean(line)
+        return (text,) if text else ()
+    raw, box = reader.raw, reader.box
+    generated_limit = CELL_GAP_GENERATED * max(size, 1.0)
+    drawn_limit = CELL_GAP * max(size, 1.0)
     cuts: list[tuple[int, int]] = []
     widths: list[float] = []
     gaps = 0
-    line = chars[first : last + 1]
     for gap in _GAP.finditer(line):
         gaps += 1
         before, after = first + gap.start() - 1, first + gap.end()
-        left_edge = reader.box(before)[1]
-        right_edge = reader.box(after)[0]
-        width = right_edge - left_edge
+        width = box(after)[0] - box(before)[1]
+        if width <= generated_limit:
+            continue
         # pdfium marks the spaces it inserted itself; a drawn space needs a wider gap.
-        drawn_space = gap.end() - gap.start() > 1 or line[gap.start()] != " " or not pdfium_c.FPDFText_IsGenerated(
-            reader.raw, before + 1
-        )
-        if width > (CELL_GAP if drawn_space else CELL_GAP_GENERATED) * max(size, 1.0):
-            cuts.append((before + 1, after))
-            widths.append(width)
+        if width <= drawn_limit and (
+            gap.end() - gap.start() > 1 or line[gap.start()] != " " or not pdfium_c.FPDFText_IsGenerated(raw, before + 1)
+        ):
+            continue
+        cuts.append((before + 1, after))
+        widths.append(width)
     justified = len(cuts) == gaps >= 3 and max(widths) <= min(1.6 * min(widths), JUSTIFIED_GAP * max(size, 1.0))
     if not cuts or justified:
         text = _clean(line)
@@ -536,7 +518,9 @@ def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
     candidates = [
         index
         for index in range(len(lines) - 1)
-        if _HYPHEN_END.search(lines[index].text) and lines[index + 1].text[:1].islower()
+        if lines[index].text.endswith("-")
+        and lines[index + 1].text[:1].islower()
+        and _HYPHEN_END.search(lines[index].text[-64:])
     ]
     if not candidates:
         return lines
@@ -545,7 +529,7 @@ def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
         words.update(word.casefold() for word in _WORD.findall(line.text))
     result = list(lines)
     for index in candidates:
-        left = _HYPHEN_END.search(lines[index].text).group(1)
+        left = _HYPHEN_END.search(lines[index].text[-64:]).group(1)
         right_match = _LEADING_LETTERS.match(lines[index + 1].text)
         if not right_match:
             continue
@@ -650,7 +634,7 @@ def _outline_headings(lines: Sequence[Line], outline: Sequence[OutlineEntry]) ->
             for number in by_page.get(page, ())
             if number not in matched
         ]
-        span = _match(lines, index, candidates, titles) if candidates else None
+        span = _match(lines, index, candidates, titles, outline) if candidates else None
         if span is None:
             index += 1
             continue
@@ -661,7 +645,9 @@ def _outline_headings(lines: Sequence[Line], outline: Sequence[OutlineEntry]) ->
     return found
 
 
-def _match(lines: Sequence[Line], index: int, candidates: list[int], titles: list[set[str]]) -> tuple[int, int] | None:
+def _match(
+    lines: Sequence[Line], index: int, candidates: list[int], titles: list[set[str]], outline: Sequence[OutlineEntry]
+) -> tuple[int, int] | None:
     first = lines[index]
     text = ""
     for count in range(1, 5):
@@ -675,7 +661,9 @@ def _match(lines: Sequence[Line], index: int, candidates: list[int], titles: lis
         partial = False
         for number in candidates:
             title = titles[number]
-            if forms & title and max(len(form) for form in forms & title) >= 2:
+            common = forms & title
+            # one letter or digit (an index's "A") only when the line says exactly that
+            if common and (max(map(len, common)) >= 2 or text == outline[number].title):
                 return number, count
             partial = partial or any(t.startswith(f) and len(f) >= 4 for t in title for f in forms)
         if not partial:
