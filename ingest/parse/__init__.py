@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ingest.model import ParsedDocument, UnreadableFile
 
-PARSER_VERSION = "1"  # bump when a parser's output changes: stored documents are then re-chunked
+PARSER_VERSION = "2"  # bump when a parser's output changes: stored documents are then re-chunked
 
 SUFFIXES = {
     ".md": "markdown",

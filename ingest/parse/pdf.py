@@ -50,6 +50,9 @@ RUNNING_ZONE = 2  # lines at the top and bottom of a page that may be running he
 MAX_HEADING_CHARS = 200
 MAX_BOLD_HEADING_CHARS = 100
 _MARKER = re.compile(r"[•●▪■◦‣∙·*\-–]|\d{1,3}[.)]")
+# A bullet drawn from a symbol font without a Unicode mapping comes out as a C1 control
+# (TeX's cmsy bullet: U+0088) or a private-use character (OpenSymbol: U+F095).
+_UNMAPPED_BULLET = re.compile(r"^[\x80-\x9f\ue000-\uf8ff](?=\s|$)")
 _BULLET = re.compile(rf"(?:{_MARKER.pattern})\s+\S")
 _KEYWORD_FIELD = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=\s*([^;]*)")
 _SENTENCE_END = ".!?:;"
@@ -62,6 +65,8 @@ _MONO_NAME = re.compile(r"mono|courier|consol|menlo|typewriter|(?:cm|sf|ec|tc)(?
 _FIXED_PITCH = 1
 _FORCE_BOLD = 1 << 18
 _SECTION_NUMBER = re.compile(r"(?:\d{1,3}|[A-Z])(?:\.\d{1,3}){0,5}\.?")
+_SHY = "\u00ad"  # a line-end hyphen pdfium joined, until the document decides (see _clean)
+_SHY_PAIR = re.compile(r"([^\W\d_]+)\u00ad([^\W\d_]+)")
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _HYPHEN_END = re.compile(r"([^\W\d_]+)-$")
 _LEADING_LETTERS = re.compile(r"[^\W\d_]+")
@@ -437,10 +442,12 @@ def _clean(text: str) -> str:
     """Line text with pdfium's line-end hyphen marks resolved, controls dropped, spaces collapsed.
 
     pdfium joins a line ending in a hyphen with the next one and marks the hyphen as
-    U+FFFE (or U+0002): it is dropped before a lower-case letter, kept otherwise.
+    U+FFFE (or U+0002): before a lower-case letter it becomes a soft hyphen, which
+    ``_with_hyphens_resolved`` turns into "-" or nothing once the whole document is read;
+    it stays "-" otherwise.
     """
-    text = _SOFT_HYPHEN.sub(lambda m: m.group(1) if m.group(1)[:1].islower() else "-" + m.group(1), text)
-    return collapse_spaces(strip_controls(text))
+    text = _SOFT_HYPHEN.sub(lambda m: (_SHY if m.group(1)[:1].islower() else "-") + m.group(1), text)
+    return _UNMAPPED_BULLET.sub("•", collapse_spaces(strip_controls(text)))
 
 
 # ---------------------------------------------------------------------------- running lines
@@ -522,12 +529,23 @@ def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
         and lines[index + 1].text[:1].islower()
         and _HYPHEN_END.search(lines[index].text[-64:])
     ]
-    if not candidates:
+    joined_by_pdfium = [index for index, line in enumerate(lines) if _SHY in line.text]
+    if not candidates and not joined_by_pdfium:
         return lines
     words: Counter[str] = Counter()
     for line in lines:
         words.update(word.casefold() for word in _WORD.findall(line.text))
+
+    def resolve(match: re.Match[str]) -> str:
+        left, right = match.group(1), match.group(2)
+        hyphen = words[(left + right).casefold()] == 0 and words[f"{left}-{right}".casefold()] > 0
+        return f"{left}-{right}" if hyphen else left + right
+
     result = list(lines)
+    for index in joined_by_pdfium:
+        line = lines[index]
+        cells = tuple(_SHY_PAIR.sub(resolve, cell).replace(_SHY, "") for cell in line.cells)
+        result[index] = dataclasses.replace(line, text=_SHY_PAIR.sub(resolve, line.text).replace(_SHY, ""), cells=cells)
     for index in candidates:
         left = _HYPHEN_END.search(lines[index].text[-64:]).group(1)
         right_match = _LEADING_LETTERS.match(lines[index + 1].text)
@@ -536,7 +554,7 @@ def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
         right = right_match.group()
         joined, hyphenated = (left + right).casefold(), f"{left}-{right}".casefold()
         if words[joined] == 0 and words[hyphenated] > 0:
-            result[index] = dataclasses.replace(lines[index], keep_hyphen=True)
+            result[index] = dataclasses.replace(result[index], keep_hyphen=True)
     return result
 
 
@@ -729,12 +747,15 @@ def _continues(group_kind: str, group: list[Line], kind: str, line: Line) -> boo
     if group_kind == "list":
         if kind == "item":  # items may be spaced a little wider than lines
             return new_page or 0 < step <= LIST_ITEM_GAP * max(previous.size, line.size)
+        if kind == "text" and new_page:  # margins move between pages: go by the sentence
+            return previous.text[-1] not in _SENTENCE_END
         bullet_x = next((item.x for item in reversed(group) if _BULLET.match(item.text)), previous.x)
-        return kind == "text" and (close or new_page) and line.x > bullet_x + 1
+        return kind == "text" and close and line.x > bullet_x + 1
     if group_kind == "text":
         if kind != "text" or abs(line.size - previous.size) > 0.5:
             return False
-        if new_page:
+        if new_page or step < -PARAGRAPH_GAP * line.size:
+            # the next page or the top of the next column: an unfinished sentence goes on
             return previous.text[-1] not in _SENTENCE_END
         return close
     return False
