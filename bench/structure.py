@@ -4,6 +4,7 @@ Run by hand (not by the tests), on folders of documents nobody here wrote:
 
     .venv/bin/python bench/structure.py --pdf /work/realcorpus/texlive-pdf/documents
     .venv/bin/python bench/structure.py --html /work/realcorpus/postgres-html/documents --limit 100
+    .venv/bin/python bench/structure.py --pdf /work/realcorpus/texlive-pdf/documents --speed
 
 PDFs (the document's own outline, its bookmarks, is the reference):
 - bookmarks found: share of outline entries that are heading blocks (text compared on
@@ -20,6 +21,8 @@ HTML:
   ("Note", "Tip", "Warning" …) and headings that keep a "¶" permalink mark.
 
 The library's own parse and chunk functions are used, with the default chunk settings.
+``--speed`` instead compares the CPU time of ``parse_bytes`` on each PDF with pdfium merely
+extracting its pages' text (process CPU time, so other load on the machine matters less).
 """
 
 from __future__ import annotations
@@ -257,6 +260,44 @@ def measure_html(path: Path, figures: HtmlFigures) -> None:
     figures.navigation_chunks += sum(navigation_only(chunk.text) for chunk in chunks)
 
 
+def parse_speed(paths: list[Path]) -> dict:
+    """CPU seconds of ``parse_bytes`` against pdfium merely extracting each page's text
+    (open, text page, whole text), the ceiling for any PDF parser built on pdfium."""
+    import pypdfium2 as pdfium
+
+    raw_seconds = parse_seconds = 0.0
+    pages = 0
+    for path in paths:
+        data = path.read_bytes()
+        started = time.process_time()
+        try:
+            document = pdfium.PdfDocument(data)
+        except Exception:
+            continue
+        for index in range(len(document)):
+            page = document[index]
+            textpage = page.get_textpage()
+            textpage.get_text_range()
+            textpage.close()
+            page.close()
+        pages += len(document)
+        document.close()
+        raw_seconds += time.process_time() - started
+        started = time.process_time()
+        try:
+            parse_bytes(data, path.name)
+        except UnreadableFile:
+            pass
+        parse_seconds += time.process_time() - started
+    return {
+        "files": len(paths),
+        "pages": pages,
+        "raw_pdfium_text_cpu_seconds": round(raw_seconds, 2),
+        "parse_cpu_seconds": round(parse_seconds, 2),
+        "parse_speed_vs_raw": round(raw_seconds / parse_seconds, 2) if parse_seconds else None,
+    }
+
+
 def files(folder: Path, suffixes: tuple[str, ...], limit: int | None) -> list[Path]:
     found = sorted(p for p in folder.rglob("*") if p.suffix.lower() in suffixes and p.is_file())
     return found[:limit] if limit else found
@@ -268,13 +309,20 @@ def main() -> None:
     parser.add_argument("--html", type=Path, help="folder of HTML pages (searched recursively)")
     parser.add_argument("--limit", type=int, default=None, help="at most this many files per folder")
     parser.add_argument("--bookmarked-only", action="store_true", help="only PDFs that have an outline")
+    parser.add_argument("--speed", action="store_true", help="PDF parse CPU time against raw pdfium page text")
     args = parser.parse_args()
     result: dict = {}
-    if args.pdf:
-        pdf = PdfFigures()
+    if args.pdf and args.speed:
+        result["pdf_speed"] = parse_speed(files(args.pdf, (".pdf",), args.limit))
+    elif args.pdf:
+        with_outline, without_outline = PdfFigures(), PdfFigures()
         for path in files(args.pdf, (".pdf",), args.limit):
-            measure_pdf(path, pdf, args.bookmarked_only)
-        result["pdf"] = pdf.report()
+            has_outline = bool(bookmarks(path.read_bytes()))
+            if has_outline or not args.bookmarked_only:
+                measure_pdf(path, with_outline if has_outline else without_outline, args.bookmarked_only)
+        result["pdf_with_bookmarks"] = with_outline.report()
+        if without_outline.files:
+            result["pdf_without_bookmarks"] = without_outline.report()
     if args.html:
         html = HtmlFigures()
         for path in files(args.html, (".html", ".htm"), args.limit):

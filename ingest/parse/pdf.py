@@ -41,7 +41,6 @@ from ingest.parse._common import (
 CELL_GAP = 2.0
 CELL_GAP_GENERATED = 1.0
 JUSTIFIED_GAP = 2.5
-MAX_MEASURED_GAPS = 8  # word gaps measured in a line drawn by one text object (see _page_lines)
 PARAGRAPH_GAP = 1.6  # a baseline step larger than this many font sizes starts a new block
 LIST_ITEM_GAP = 2.2  # the same for the step from one list item to the next
 HEADING_SIZE_STEP = 1.0  # points above the body size that make a line a heading
@@ -314,12 +313,23 @@ class _PageReader:
         self.name = ctypes.create_string_buffer(256)
         self.flags = ctypes.c_int(0)
         self.matrix = pdfium_c.FS_MATRIX()
-        self.fonts: dict[bytes, tuple[bool, bool]] = {}
+        self.fonts: dict[tuple[bytes, int, int], tuple[bool, bool]] = {}
 
     def box(self, index: int) -> tuple[float, float]:
         """Left and right edge of a character."""
         pdfium_c.FPDFText_GetCharBox(self.raw, index, self.left, self.right, self.bottom, self.top)
         return self.left.value, self.right.value
+
+    def wide_gap_between_rects(self, count: int, size: float) -> bool:
+        """Whether two consecutive text rectangles (of the range last given to
+        FPDFText_CountRects) lie further apart than a cell gap."""
+        previous_right = None
+        for index in range(count):
+            pdfium_c.FPDFText_GetRect(self.raw, index, self.left, self.top, self.right, self.bottom)
+            if previous_right is not None and self.left.value - previous_right > CELL_GAP_GENERATED * max(size, 1.0):
+                return True
+            previous_right = self.right.value
+        return False
 
     def origin(self, index: int) -> tuple[float, float]:
         pdfium_c.FPDFText_GetCharOrigin(self.raw, index, self.left, self.bottom)
@@ -342,17 +352,15 @@ class _PageReader:
     def font(self, index: int) -> tuple[bool, bool]:
         """(bold, monospace) of the character's font, from its weight, flags and name."""
         length = pdfium_c.FPDFText_GetFontInfo(self.raw, index, self.name, len(self.name), self.flags)
-        key = self.name.value if length > 0 else b""
         weight = pdfium_c.FPDFText_GetFontWeight(self.raw, index)
-        cached = self.fonts.get(key + bytes([min(weight // 100, 255)]) if weight > 0 else key)
-        if cached is not None:
-            return cached
-        flags = self.flags.value if length > 0 else 0
-        name = key.decode("latin-1")
-        bold = weight >= 600 or bool(flags & _FORCE_BOLD) or bool(_BOLD_NAME.search(name))
-        mono = bool(flags & _FIXED_PITCH) or bool(_MONO_NAME.search(name))
-        self.fonts[key + bytes([min(weight // 100, 255)]) if weight > 0 else key] = (bold, mono)
-        return bold, mono
+        key = (self.name.value if length > 0 else b"", self.flags.value if length > 0 else 0, weight)
+        found = self.fonts.get(key)
+        if found is None:
+            name, flags = key[0].decode("latin-1"), key[1]
+            bold = weight >= 600 or bool(flags & _FORCE_BOLD) or bool(_BOLD_NAME.search(name))
+            mono = bool(flags & _FIXED_PITCH) or bool(_MONO_NAME.search(name))
+            found = self.fonts[key] = (bold, mono)
+        return found
 
 
 def _page_lines(textpage: pdfium.PdfTextPage, page: int) -> Iterator[Line]:
@@ -366,21 +374,23 @@ def _page_lines(textpage: pdfium.PdfTextPage, page: int) -> Iterator[Line]:
         first = match.start() + (len(segment) - len(segment.lstrip()))
         last = match.start() + len(segment.rstrip()) - 1
         size = reader.font_size(first)
-        # A line drawn by one text object has one font; if it is also long, it is prose
-        # (a table row or "1 Introduction" is short or made of several objects), so its
-        # word gaps need not be measured one by one: most of pdfium's calls are saved.
-        one_object = pdfium_c.FPDFText_CountRects(reader.raw, first, last - first + 1) == 1
-        if one_object and segment.count(" ") > MAX_MEASURED_GAPS:
-            text = _clean(stripped)
-            cells: tuple[str, ...] = (text,) if text else ()
+        text = _clean(stripped)
+        # pdfium's text rectangles of a line break where its text object changes. Word gaps
+        # are measured one by one only when two objects lie a cell gap apart (table cells,
+        # "1 Introduction" in most generators); a line whose objects follow each other
+        # closely is prose, and skipping the measuring saves most of pdfium's calls.
+        rects = pdfium_c.FPDFText_CountRects(reader.raw, first, last - first + 1)
+        if rects > 1 and reader.wide_gap_between_rects(rects, size):
+            cells = _cells(reader, chars, first, last, size) or (text,)
         else:
-            cells = _cells(reader, chars, first, last, size)
+            cells = (text,)
         origin_x, origin_y = reader.origin(first)
         first_bold, first_mono = reader.font(first)
-        last_bold, last_mono = reader.font(last) if last != first and not one_object else (first_bold, first_mono)
+        # a line drawn by one text object has one font
+        last_bold, last_mono = reader.font(last) if last != first and rects != 1 else (first_bold, first_mono)
         yield Line(
             page=page,
-            text=_clean(stripped),
+            text=text,
             cells=cells,
             x=round(origin_x, 1),
             y=round(origin_y, 1),
