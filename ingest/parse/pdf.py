@@ -643,14 +643,13 @@ def _outline_headings(lines: Sequence[Line], outline: Sequence[OutlineEntry]) ->
     """Lines that are outline entries: ``{first line index: (level, number of lines)}``.
 
     Each entry is looked for on its destination page (and the next, for an anchor set
-    just above a page break), in order; a title wrapped over several lines is matched
-    by joining them.
+    just above a page break; anywhere when the destination is unknown), in order; a title
+    wrapped over several lines is matched by joining them.
     """
     by_page: dict[int, list[int]] = {}
     titles = [_comparable(entry.title) for entry in outline]
     for number, entry in enumerate(outline):
-        if entry.page > 0:
-            by_page.setdefault(entry.page, []).append(number)
+        by_page.setdefault(max(entry.page, 0), []).append(number)
     matched: set[int] = set()
     found: dict[int, tuple[int, int]] = {}
     index = 0
@@ -658,7 +657,7 @@ def _outline_headings(lines: Sequence[Line], outline: Sequence[OutlineEntry]) ->
         line = lines[index]
         candidates = [
             number
-            for page in (line.page, line.page - 1)
+            for page in (line.page, line.page - 1, 0)  # 0: destination unknown, any page
             for number in by_page.get(page, ())
             if number not in matched
         ]
