@@ -457,6 +457,8 @@ def _clean(text: str) -> str:
     it stays "-" otherwise.
     """
     text = _SOFT_HYPHEN.sub(lambda m: (_SHY if m.group(1)[:1].islower() else "-") + m.group(1), text)
+    if "\ufffd" in text:  # a glyph the PDF maps to no character: nothing to read or find
+        text = text.replace("\ufffd", "")
     return _UNMAPPED_BULLET.sub("•", collapse_spaces(strip_controls(text)))
 
 
