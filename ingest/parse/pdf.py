@@ -1,11 +1,14 @@
-"""PDF: document information through pypdf, text with positions and fonts through pdfium.
+"""PDF: document information through pypdf, text, positions, fonts and outline through pdfium.
 
 Characters come from pdfium's text page in content order, grouped into lines at its line
-breaks. Per line we read the baseline, the font size and weight, and the horizontal gaps
-between words (a gap of several font sizes separates table cells). Lines repeated at the
-top or bottom of most pages (page numbers included) are removed; lines are grouped into
-headings (larger or bold font), paragraphs, lists and tables; a paragraph or table that
-runs over a page break stays one block and lists both pages.
+breaks. Per line we read the baseline, the font size, weight and pitch, and where text
+objects lie a cell gap apart, the gaps between words (a wide gap separates table cells;
+alike wide gaps in a justified line do not). Running headers and footers (repeated, or
+carrying the page number in one height band of many pages) are removed. Headings are the
+document's outline entries, found on their pages, when it has an outline; otherwise lines
+clearly larger than the prose, or bold and short, that do not read like a sentence. Lines
+are grouped into headings, paragraphs, lists and tables; a paragraph or table that runs
+over a page (or column) break stays one block and lists both pages.
 """
 
 from __future__ import annotations
@@ -215,10 +218,6 @@ def _xmp_title(reader: PdfReader) -> str | None:
 
 
 # ---------------------------------------------------------------------------- lines
-
-
-def _read_lines(data: bytes) -> list[list[Line]]:
-    return _read_pages_and_outline(data)[0]
 
 
 def _read_pages_and_outline(data: bytes) -> tuple[list[list[Line]], list[OutlineEntry]]:
