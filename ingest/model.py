@@ -7,6 +7,7 @@ from one of these to another; only the stores and the pipeline touch the outside
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Mapping
@@ -56,12 +57,10 @@ class ParsedDocument:
         """Every page the characters ``text[start:end]`` lie on, first to last."""
         if not self.page_starts:
             return ()
-        first = last = 1
-        for number, offset in enumerate(self.page_starts, start=1):
-            if offset <= start:
-                first = number
-            if offset < max(end, start + 1):
-                last = number
+        # page_starts is non-decreasing: the last page starting at or before ``start`` is
+        # the first page, the last page starting before ``end`` the last one.
+        first = max(bisect_right(self.page_starts, start), 1)
+        last = max(bisect_left(self.page_starts, max(end, start + 1)), 1)
         return tuple(range(first, max(first, last) + 1))
 
 

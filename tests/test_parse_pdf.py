@@ -288,3 +288,20 @@ def test_a_document_of_one_alike_line_a_page_is_kept_not_stripped_to_nothing():
     c.save()
     doc = parse_bytes(buf.getvalue(), "x.pdf")
     assert "Page 3 text about torque settings for the engine." in doc.text
+
+
+def test_line_end_hyphen_kept_where_the_hyphenated_word_is_used_elsewhere() -> None:
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A4, invariant=1)
+    pdf.setFont("Helvetica", 11)
+    for y, line in (
+        (700, "The unit is self-"),
+        (686, "contained; every self-contained unit is regu-"),
+        (672, "larly tested."),
+    ):
+        pdf.drawString(72, y, line)
+    pdf.save()
+    doc = parse_bytes(buffer.getvalue(), "hyphens.pdf")
+    # "selfcontained" is nowhere in the document and "self-contained" is: the hyphen is the
+    # word's; "regularly" is an ordinary word broken at the line end.
+    assert doc.text == "The unit is self-contained; every self-contained unit is regularly tested."

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from ingest import pipeline
+from ingest.parse import PARSER_VERSION
 from ingest.settings import ChunkSettings, load_settings
 from ingest.store import open_store
 from ingest.store.sqlite import SQLiteStore
@@ -126,8 +127,6 @@ def test_settings_change_rebuilds_and_says_why(corpus, store):
     run(corpus, store)
     result = run(corpus, store, chunking=ChunkSettings("fixed", 25))
     assert {i.action for i in result.plan.items} == {"changed"}
-    from ingest.parse import PARSER_VERSION
-
     parser = f"parser:{PARSER_VERSION}"
     assert f"settings changed (structure:200|{parser} → fixed:25|{parser})" in result.plan.items[0].reason
     assert {c.chunker for c in store.iter_chunks()} == {"fixed:25"}

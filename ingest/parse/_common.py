@@ -8,8 +8,9 @@ block's offsets and heading path, so offsets are right by construction.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Container, Iterable, Mapping, Sequence
 
 import yaml
 
@@ -127,21 +128,25 @@ def join_lines(lines: Iterable[str]) -> str:
             continue
         if not out:
             out = line
-        elif _HYPHENATED.search(out) and line[0].islower():
+        elif _HYPHENATED.search(out, len(out) - 2) and line[0].islower():
             out = out[:-1] + line
         else:
             out = out + " " + line
     return out
 
 
-def join_line_offsets(lines: list[str]) -> tuple[str, list[int]]:
+def join_line_offsets(lines: list[str], kept_hyphens: Container[int] = ()) -> tuple[str, list[int]]:
     """Like :func:`join_lines`, also giving where each input line starts in the result.
 
-    A line that adds nothing starts where the next text would go.
+    A line that adds nothing starts where the next text would go. A line whose index is in
+    ``kept_hyphens`` ends in a hyphen that belongs to the word: the next line follows it
+    directly, hyphen kept ("self-" + "contained" → "self-contained").
     """
     out = ""
     starts: list[int] = []
-    for raw in lines:
+    keep_next = False
+    for index, raw in enumerate(lines):
+        keep, keep_next = keep_next, index in kept_hyphens
         line = collapse_spaces(raw)
         if not line:
             starts.append(len(out) + (1 if out else 0))
@@ -149,7 +154,10 @@ def join_line_offsets(lines: list[str]) -> tuple[str, list[int]]:
         if not out:
             starts.append(0)
             out = line
-        elif _HYPHENATED.search(out) and line[0].islower():
+        elif keep and out.endswith("-"):
+            starts.append(len(out))
+            out = out + line
+        elif _HYPHENATED.search(out, len(out) - 2) and line[0].islower():
             starts.append(len(out) - 1)
             out = out[:-1] + line
         else:
@@ -231,11 +239,91 @@ def _page_starts(first_offset: Mapping[int, int], page_count: int, text_length: 
 # ---------------------------------------------------------------------------- running headers
 
 _NUMBER = re.compile(r"\d+")
+MAX_RUNNING_CHARS = 120  # a longer line is text, not a running header or footer
 
 
 def line_key(line: str) -> str:
     """A line's shape for spotting running headers: spaces collapsed, digits as ``#``."""
     return _NUMBER.sub("#", collapse_spaces(line)).casefold()
+
+
+@dataclass(frozen=True)
+class EdgeLine:
+    """A line at the top or bottom of a page that may be a running header or footer.
+
+    ``band`` is its height on the page when known (PDF), ``apart`` whether it stands
+    apart from the page's other lines by more than a paragraph gap.
+    """
+
+    page: int  # 1-based
+    index: int  # its index among the page's lines
+    text: str
+    band: float | None = None
+    apart: bool = False
+
+
+def running_line_indices(zones: Sequence[Sequence[Sequence[EdgeLine]]], page_count: int) -> list[set[int]]:
+    """For each page, the indices of its running lines (headers, footers, page numbers).
+
+    ``zones`` holds the candidate lines per zone (say, the top lines of every page, then
+    the bottom lines). Within a zone a line is running when
+    - its shape (digits as ``#``) is on at least half of the pages, identical or differing
+      only in a number that counts with the page; or
+    - (positions known) it sits in a height band that the zone shares on many pages and
+      carries the page number there (``3 INSTALLATION 8``, ``Chapter 2: Installation 3``,
+      odd and even pages alike) or repeats there, set apart from the text.
+    """
+    drop: list[set[int]] = [set() for _ in range(page_count)]
+    for zone in zones:
+        keys = running_keys(_zone_pages(zone, page_count))
+        for page_lines in zone:
+            for line in page_lines:
+                if line_key(line.text) in keys:
+                    drop[line.page - 1].add(line.index)
+        for line in _band_running_lines(zone, page_count):
+            drop[line.page - 1].add(line.index)
+    return drop
+
+
+def _zone_pages(zone: Sequence[Sequence[EdgeLine]], page_count: int) -> list[list[str]]:
+    pages: list[list[str]] = [[] for _ in range(page_count)]
+    for page_lines in zone:
+        for line in page_lines:
+            pages[line.page - 1].append(line.text)
+    return pages
+
+
+def _band_running_lines(zone: Sequence[Sequence[EdgeLine]], page_count: int) -> list[EdgeLine]:
+    bands: dict[int, list[EdgeLine]] = {}
+    for page_lines in zone:
+        for line in page_lines:
+            if line.band is not None and line.apart and len(line.text) <= MAX_RUNNING_CHARS:
+                bands.setdefault(round(line.band), []).append(line)
+    needed = max(3, page_count // 4)
+    found: list[EdgeLine] = []
+    for lines in bands.values():
+        if len({line.page for line in lines}) < needed:
+            continue
+        # the page number: a number that is the page's own plus one fixed offset
+        offsets: Counter[int] = Counter()
+        for line in lines:
+            offsets.update(_page_offsets(line))
+        counted = set()
+        if offsets:
+            offset, count = offsets.most_common(1)[0]
+            if count >= max(3, len(lines) // 2):
+                counted = {id(line) for line in lines if offset in _page_offsets(line)}
+        repeats = Counter(line_key(line.text) for line in lines)
+        for line in lines:
+            if id(line) in counted or repeats[line_key(line.text)] >= 2:
+                found.append(line)
+    return found
+
+
+def _page_offsets(line: EdgeLine) -> set[int]:
+    """Number minus page for the first and last number of a line: where page numbers sit."""
+    numbers = _NUMBER.findall(line.text)
+    return {int(n[-9:]) - line.page for n in (numbers[:1] + numbers[-1:])}
 
 
 def running_keys(zones: Sequence[Sequence[str]]) -> set[str]:

@@ -1,16 +1,20 @@
-"""PDF: document information through pypdf, text with positions and fonts through pdfium.
+"""PDF: document information through pypdf, text, positions, fonts and outline through pdfium.
 
 Characters come from pdfium's text page in content order, grouped into lines at its line
-breaks. Per line we read the baseline, the font size and weight, and the horizontal gaps
-between words (a gap of several font sizes separates table cells). Lines repeated at the
-top or bottom of most pages (page numbers included) are removed; lines are grouped into
-headings (larger or bold font), paragraphs, lists and tables; a paragraph or table that
-runs over a page break stays one block and lists both pages.
+breaks. Per line we read the baseline, the font size, weight and pitch, and where text
+objects lie a cell gap apart, the gaps between words (a wide gap separates table cells;
+alike wide gaps in a justified line do not). Running headers and footers (repeated, or
+carrying the page number in one height band of many pages) are removed. Headings are the
+document's outline entries, found on their pages, when it has an outline; otherwise lines
+clearly larger than the prose, or bold and short, that do not read like a sentence. Lines
+are grouped into headings, paragraphs, lists and tables; a paragraph or table that runs
+over a page (or column) break stays one block and lists both pages.
 """
 
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import io
 import logging
 import re
@@ -29,9 +33,9 @@ from ingest.parse._common import (
     Draft,
     assemble,
     collapse_spaces,
+    EdgeLine,
     join_line_offsets,
-    line_key,
-    running_keys,
+    running_line_indices,
     strip_controls,
 )
 
@@ -39,6 +43,7 @@ from ingest.parse._common import (
 # bridged with a space of its own (the words were drawn apart) need less than real spaces.
 CELL_GAP = 2.0
 CELL_GAP_GENERATED = 1.0
+JUSTIFIED_GAP = 2.5
 PARAGRAPH_GAP = 1.6  # a baseline step larger than this many font sizes starts a new block
 LIST_ITEM_GAP = 2.2  # the same for the step from one list item to the next
 HEADING_SIZE_STEP = 1.0  # points above the body size that make a line a heading
@@ -47,13 +52,33 @@ RUNNING_ZONE = 2  # lines at the top and bottom of a page that may be running he
 MAX_HEADING_CHARS = 200
 MAX_BOLD_HEADING_CHARS = 100
 _MARKER = re.compile(r"[•●▪■◦‣∙·*\-–]|\d{1,3}[.)]")
+# A bullet drawn from a symbol font without a Unicode mapping comes out as a C1 control
+# (TeX's cmsy bullet: U+0088) or a private-use character (OpenSymbol: U+F095).
+_UNMAPPED_BULLET = re.compile(r"^[\x80-\x9f\ue000-\uf8ff](?=\s|$)")
 _BULLET = re.compile(rf"(?:{_MARKER.pattern})\s+\S")
 _KEYWORD_FIELD = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=\s*([^;]*)")
 _SENTENCE_END = ".!?:;"
 _PAGE_LABEL = re.compile(r"(?:page\s+)?[-–—]?\s*\d{1,5}\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,5})?", re.IGNORECASE)
 _SOFT_HYPHEN = re.compile(r"[\x02\ufffe]\s*(\S?)")
-_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
+# Bold by name: "-Bold", "Semibold", "Black", "Heavy", "Demi", URW's "-Medi", and TeX's
+# bold extended faces (CMBX12, CMSSBX10, cm-super SFBX1200, EC ECBX1200, CMB10).
+_BOLD_NAME = re.compile(r"bold|black|heavy|demi|-medi|(?:cm|ec|sf|tc)(?:ss|tt)?bx|cmb\d", re.IGNORECASE)
+_MONO_NAME = re.compile(r"mono|courier|consol|menlo|typewriter|(?:cm|sf|ec|tc)(?:s|i|sl)?tt\d|lmtt|inconsolata", re.IGNORECASE)
+_FIXED_PITCH = 1
 _FORCE_BOLD = 1 << 18
+_SECTION_NUMBER = re.compile(r"(?:\d{1,3}|[A-Z])(?:\.\d{1,3}){0,5}\.?")
+_SHY = "\u00ad"  # a line-end hyphen pdfium joined, until the document decides (see _clean)
+_SHY_PAIR = re.compile(r"([^\W\d_]+)\u00ad([^\W\d_]+)")
+_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+_HYPHEN_END = re.compile(r"([^\W\d_]+)-$")
+_LEADING_LETTERS = re.compile(r"[^\W\d_]+")
+_NON_ALNUM = re.compile(r"[\W_]+")
+_OUTLINE_NUMBER = re.compile(
+    r"^(?:(?:\d+|[A-Z]|[IVXLC]+)(?:\.\d+)*\.?|(?:chapter|part|section|appendix)\s+\S+?[.:]?)\s+", re.IGNORECASE
+)
+MAX_OUTLINE_ENTRIES = 5000
+OUTLINE_FOUND_SHARE = 0.5  # below this share of entries found, font statistics find headings too
+MAX_HEADING_WORDS = 16
 
 # pypdf logs a warning for every repair it makes to a damaged file; a file we cannot
 # read becomes an UnreadableFile with its reason, so those warnings are only noise.
@@ -71,6 +96,8 @@ class Line:
     y: float  # baseline, PDF units from the page bottom
     size: float  # font size, rounded to half points
     bold: bool
+    mono: bool = False  # set in a fixed-pitch (code) font
+    keep_hyphen: bool = False  # a line-end hyphen that is part of the word (self-contained)
 
 
 def read_pdf_metadata(data: bytes) -> dict[str, Any]:
@@ -80,13 +107,14 @@ def read_pdf_metadata(data: bytes) -> dict[str, Any]:
 
 def parse_pdf(data: bytes) -> ParsedDocument:
     metadata = _read_information(data)
-    pages = _read_lines(data)
+    pages, outline = _read_pages_and_outline(data)
     if not any(pages):
         raise UnreadableFile("PDF has no extractable text")
     lines = [line for page in _without_running_lines(pages) for line in page]
     if not lines:
         raise UnreadableFile("PDF has no extractable text")
-    return assemble("pdf", _drafts(lines), metadata, page_count=len(pages))
+    lines = _with_hyphens_resolved(lines)
+    return assemble("pdf", _drafts(lines, outline), metadata, page_count=len(pages))
 
 
 # ---------------------------------------------------------------------------- metadata
@@ -100,6 +128,15 @@ def _read_information(data: bytes) -> dict[str, Any]:
         warnings.simplefilter("ignore")
         reader = _open_reader(data)
         return _information_fields(reader)
+
+
+@dataclass(frozen=True)
+class OutlineEntry:
+    """One bookmark: its title, depth (1 = top level) and destination page (1-based; 0 unknown)."""
+
+    title: str
+    level: int
+    page: int
 
 
 def _open_reader(data: bytes) -> PdfReader:
@@ -183,8 +220,8 @@ def _xmp_title(reader: PdfReader) -> str | None:
 # ---------------------------------------------------------------------------- lines
 
 
-def _read_lines(data: bytes) -> list[list[Line]]:
-    """Every page's text lines, in pdfium's (content) order."""
+def _read_pages_and_outline(data: bytes) -> tuple[list[list[Line]], list[OutlineEntry]]:
+    """Every page's text lines, in pdfium's (content) order, and the document's outline."""
     try:
         document = pdfium.PdfDocument(data)
     except Exception:  # pdfium refuses what it cannot open
@@ -201,15 +238,38 @@ def _read_lines(data: bytes) -> list[list[Line]]:
                     textpage.close()
             finally:
                 page.close()
-        return pages
+        return pages, _outline(document)
     except pdfium.PdfiumError as exc:
         raise UnreadableFile(f"PDF text cannot be read: {exc}") from None
     finally:
         document.close()
 
 
+def _outline(document: pdfium.PdfDocument) -> list[OutlineEntry]:
+    """The document's bookmarks in order (read by pdfium, which follows GoTo actions and
+    named destinations); a damaged outline is no outline: headings then come from fonts."""
+    entries: list[OutlineEntry] = []
+    try:
+        for bookmark in document.get_toc(max_depth=12):
+            if len(entries) >= MAX_OUTLINE_ENTRIES:
+                break
+            title = collapse_spaces(strip_controls(bookmark.get_title() or ""))
+            destination = bookmark.get_dest()
+            page = destination.get_index() if destination is not None else None
+            if title:
+                entries.append(OutlineEntry(title, bookmark.level + 1, page + 1 if page is not None else 0))
+    except Exception:  # pdfium errors on a damaged outline: keep what was read
+        return entries
+    return entries
+
+
 def _page_chars(textpage: pdfium.PdfTextPage) -> str:
-    """The page's characters, one per pdfium char index (generated spaces and breaks included)."""
+    """The page's characters, one per pdfium char index (generated spaces and breaks included).
+
+    pdfium gives a character outside the Basic Multilingual Plane (math italic 𝑥) as two
+    char indices, a UTF-16 surrogate pair: the pair becomes the character at the first
+    index and a NUL (dropped with the other controls) at the second, so indices stay aligned.
+    """
     count = textpage.count_chars()
     if count <= 0:
         return ""
@@ -217,7 +277,20 @@ def _page_chars(textpage: pdfium.PdfTextPage) -> str:
     if len(text) == count:
         return text
     # pdfium excluded or inserted characters: ask for each one, keeping indices aligned.
-    return "".join(_safe_char(pdfium_c.FPDFText_GetUnicode(textpage.raw, index)) for index in range(count))
+    raw = textpage.raw
+    codes = [pdfium_c.FPDFText_GetUnicode(raw, index) for index in range(count)]
+    chars: list[str] = []
+    index = 0
+    while index < count:
+        code = codes[index]
+        if 0xD800 <= code <= 0xDBFF and index + 1 < count and 0xDC00 <= codes[index + 1] <= 0xDFFF:
+            chars.append(chr(0x10000 + ((code - 0xD800) << 10) + (codes[index + 1] - 0xDC00)))
+            chars.append("\x00")
+            index += 2
+            continue
+        chars.append(_safe_char(code))
+        index += 1
+    return "".join(chars)
 
 
 def _safe_char(code: int) -> str:
@@ -229,9 +302,69 @@ def _safe_char(code: int) -> str:
 _LINE = re.compile(r"[^\r\n]+")
 
 
+class _PageReader:
+    """pdfium's per-character queries for one text page, with the ctypes buffers made once."""
+
+    def __init__(self, textpage: pdfium.PdfTextPage) -> None:
+        self.raw = textpage.raw
+        self.left, self.right = ctypes.c_double(), ctypes.c_double()
+        self.bottom, self.top = ctypes.c_double(), ctypes.c_double()
+        self.name = ctypes.create_string_buffer(256)
+        self.flags = ctypes.c_int(0)
+        self.matrix = pdfium_c.FS_MATRIX()
+        self.fonts: dict[tuple[bytes, int, int], tuple[bool, bool]] = {}
+
+    def box(self, index: int) -> tuple[float, float]:
+        """Left and right edge of a character."""
+        pdfium_c.FPDFText_GetCharBox(self.raw, index, self.left, self.right, self.bottom, self.top)
+        return self.left.value, self.right.value
+
+    def wide_gap_between_rects(self, count: int, size: float) -> bool:
+        """Whether two consecutive text rectangles (of the range last given to
+        FPDFText_CountRects) lie further apart than a cell gap."""
+        previous_right = None
+        for index in range(count):
+            pdfium_c.FPDFText_GetRect(self.raw, index, self.left, self.top, self.right, self.bottom)
+            if previous_right is not None and self.left.value - previous_right > CELL_GAP_GENERATED * max(size, 1.0):
+                return True
+            previous_right = self.right.value
+        return False
+
+    def origin(self, index: int) -> tuple[float, float]:
+        pdfium_c.FPDFText_GetCharOrigin(self.raw, index, self.left, self.bottom)
+        return self.left.value, self.bottom.value
+
+    def font_size(self, index: int) -> float:
+        """The size the character is drawn at: its font size scaled by its text and page matrices.
+
+        pdfium's font size is the ``Tf`` operand alone; many producers use ``1 Tf`` and scale
+        with the text matrix instead.
+        """
+        size = pdfium_c.FPDFText_GetFontSize(self.raw, index)
+        if pdfium_c.FPDFText_GetMatrix(self.raw, index, self.matrix):
+            matrix = self.matrix
+            scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
+            if scale > 0:
+                size *= scale
+        return size
+
+    def font(self, index: int) -> tuple[bool, bool]:
+        """(bold, monospace) of the character's font, from its weight, flags and name."""
+        length = pdfium_c.FPDFText_GetFontInfo(self.raw, index, self.name, len(self.name), self.flags)
+        weight = pdfium_c.FPDFText_GetFontWeight(self.raw, index)
+        key = (self.name.value if length > 0 else b"", self.flags.value if length > 0 else 0, weight)
+        found = self.fonts.get(key)
+        if found is None:
+            name, flags = key[0].decode("latin-1"), key[1]
+            bold = weight >= 600 or bool(flags & _FORCE_BOLD) or bool(_BOLD_NAME.search(name))
+            mono = bool(flags & _FIXED_PITCH) or bool(_MONO_NAME.search(name))
+            found = self.fonts[key] = (bold, mono)
+        return found
+
+
 def _page_lines(textpage: pdfium.PdfTextPage, page: int) -> Iterator[Line]:
     chars = _page_chars(textpage)
-    raw = textpage.raw
+    reader = _PageReader(textpage)
     for match in _LINE.finditer(chars):
         segment = match.group()
         stripped = segment.strip()
@@ -239,51 +372,74 @@ def _page_lines(textpage: pdfium.PdfTextPage, page: int) -> Iterator[Line]:
             continue
         first = match.start() + (len(segment) - len(segment.lstrip()))
         last = match.start() + len(segment.rstrip()) - 1
-        size = _font_size(raw, first)
-        cells = _cells(textpage, chars, first, last, size)
-        origin_x, origin_y = ctypes.c_double(), ctypes.c_double()
-        pdfium_c.FPDFText_GetCharOrigin(raw, first, origin_x, origin_y)
+        size = reader.font_size(first)
+        text = _clean(stripped)
+        # pdfium's text rectangles of a line break where its text object changes. Word gaps
+        # are measured one by one only when two objects lie a cell gap apart (table cells,
+        # "1 Introduction" in most generators); a line whose objects follow each other
+        # closely is prose, and skipping the measuring saves most of pdfium's calls.
+        rects = pdfium_c.FPDFText_CountRects(reader.raw, first, last - first + 1)
+        if rects > 1 and reader.wide_gap_between_rects(rects, size):
+            cells = _cells(reader, chars, first, last, size) or (text,)
+        else:
+            cells = (text,)
+        origin_x, origin_y = reader.origin(first)
+        first_bold, first_mono = reader.font(first)
+        # a line drawn by one text object has one font
+        last_bold, last_mono = reader.font(last) if last != first and rects != 1 else (first_bold, first_mono)
         yield Line(
             page=page,
-            text=_clean(stripped),
+            text=text,
             cells=cells,
-            x=round(origin_x.value, 1),
-            y=round(origin_y.value, 1),
+            x=round(origin_x, 1),
+            y=round(origin_y, 1),
             size=round(size * 2) / 2,
-            bold=_is_bold(raw, first) and _is_bold(raw, last),
+            bold=first_bold and last_bold,
+            mono=first_mono and last_mono,
         )
 
 
-def _font_size(raw: Any, index: int) -> float:
-    """The size the character is drawn at: its font size scaled by its text and page matrices.
+_GAP = re.compile(r"\s+")
 
-    pdfium's font size is the ``Tf`` operand alone; many producers use ``1 Tf`` and scale
-    with the text matrix instead.
+
+def _cells(reader: _PageReader, chars: str, first: int, last: int, size: float) -> tuple[str, ...]:
+    """The line's text split where the gap between two words is wider than CELL_GAP font sizes.
+
+    A justified line, whose every word gap is wide but all of them alike and below
+    JUSTIFIED_GAP font sizes (a loose narrow column), is prose: one cell.
     """
-    size = pdfium_c.FPDFText_GetFontSize(raw, index)
-    matrix = pdfium_c.FS_MATRIX()
-    if pdfium_c.FPDFText_GetMatrix(raw, index, matrix):
-        scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
-        if scale > 0:
-            size *= scale
-    return size
-
-
-def _cells(textpage: pdfium.PdfTextPage, chars: str, first: int, last: int, size: float) -> tuple[str, ...]:
-    """The line's text split where the gap between two words is wider than CELL_GAP font sizes."""
+    line = chars[first : last + 1]
+    if " " not in line and "\t" not in line and "\xa0" not in line:
+        text = _clean(line)
+        return (text,) if text else ()
+    raw, box = reader.raw, reader.box
+    generated_limit = CELL_GAP_GENERATED * max(size, 1.0)
+    drawn_limit = CELL_GAP * max(size, 1.0)
+    cuts: list[tuple[int, int]] = []
+    widths: list[float] = []
+    gaps = 0
+    for gap in _GAP.finditer(line):
+        gaps += 1
+        before, after = first + gap.start() - 1, first + gap.end()
+        width = box(after)[0] - box(before)[1]
+        if width <= generated_limit:
+            continue
+        # pdfium marks the spaces it inserted itself; a drawn space needs a wider gap.
+        if width <= drawn_limit and (
+            gap.end() - gap.start() > 1 or line[gap.start()] != " " or not pdfium_c.FPDFText_IsGenerated(raw, before + 1)
+        ):
+            continue
+        cuts.append((before + 1, after))
+        widths.append(width)
+    justified = len(cuts) == gaps >= 3 and max(widths) <= min(1.6 * min(widths), JUSTIFIED_GAP * max(size, 1.0))
+    if not cuts or justified:
+        text = _clean(line)
+        return (text,) if text else ()
     cells: list[str] = []
     cell_start = first
-    for gap in re.finditer(r"\s+", chars[first : last + 1]):
-        before, after = first + gap.start() - 1, first + gap.end()
-        try:
-            left_edge = textpage.get_charbox(before)[2]
-            right_edge = textpage.get_charbox(after)[0]
-        except pdfium.PdfiumError:
-            continue
-        drawn_space = any(not pdfium_c.FPDFText_IsGenerated(textpage.raw, i) for i in range(before + 1, after))
-        if right_edge - left_edge > (CELL_GAP if drawn_space else CELL_GAP_GENERATED) * max(size, 1.0):
-            cells.append(chars[cell_start : before + 1])
-            cell_start = after
+    for end, start in cuts:
+        cells.append(chars[cell_start:end])
+        cell_start = start
     cells.append(chars[cell_start : last + 1])
     texts = [text for text in map(_clean, cells) if text]
     if len(texts) > 1 and _MARKER.fullmatch(texts[0]):
@@ -295,38 +451,36 @@ def _clean(text: str) -> str:
     """Line text with pdfium's line-end hyphen marks resolved, controls dropped, spaces collapsed.
 
     pdfium joins a line ending in a hyphen with the next one and marks the hyphen as
-    U+FFFE (or U+0002): it is dropped before a lower-case letter, kept otherwise.
+    U+FFFE (or U+0002): before a lower-case letter it becomes a soft hyphen, which
+    ``_with_hyphens_resolved`` turns into "-" or nothing once the whole document is read;
+    it stays "-" otherwise.
     """
-    text = _SOFT_HYPHEN.sub(lambda m: m.group(1) if m.group(1)[:1].islower() else "-" + m.group(1), text)
-    return collapse_spaces(strip_controls(text))
-
-
-def _is_bold(raw: Any, index: int) -> bool:
-    if pdfium_c.FPDFText_GetFontWeight(raw, index) >= 600:
-        return True
-    name = ctypes.create_string_buffer(256)
-    flags = ctypes.c_int(0)
-    length = pdfium_c.FPDFText_GetFontInfo(raw, index, name, len(name), flags)
-    if length <= 0:
-        return False
-    return bool(flags.value & _FORCE_BOLD) or bool(_BOLD_NAME.search(name.value.decode("latin-1")))
+    text = _SOFT_HYPHEN.sub(lambda m: (_SHY if m.group(1)[:1].islower() else "-") + m.group(1), text)
+    if "\ufffd" in text:  # a glyph the PDF maps to no character: nothing to read or find
+        text = text.replace("\ufffd", "")
+    return _UNMAPPED_BULLET.sub("•", collapse_spaces(strip_controls(text)))
 
 
 # ---------------------------------------------------------------------------- running lines
 
 
 def _without_running_lines(pages: list[list[Line]]) -> list[list[Line]]:
-    """Pages without the lines repeated at the top or bottom of most pages."""
-    by_height = [sorted(range(len(page)), key=lambda i, page=page: -page[i].y) for page in pages]
-    tops = [order[:RUNNING_ZONE] for order in by_height]
-    bottoms = [order[-RUNNING_ZONE:] for order in by_height]
-    top_keys = running_keys([[page[i].text for i in zone] for page, zone in zip(pages, tops)])
-    bottom_keys = running_keys([[page[i].text for i in zone] for page, zone in zip(pages, bottoms)])
-    kept: list[list[Line]] = []
-    for page, top, bottom in zip(pages, tops, bottoms):
-        drop = {i for i in top if line_key(page[i].text) in top_keys}
-        drop |= {i for i in bottom if line_key(page[i].text) in bottom_keys}
-        kept.append([line for i, line in enumerate(page) if i not in drop])
+    """Pages without their running headers and footers (see ``running_line_indices``)."""
+    tops: list[list[EdgeLine]] = []
+    bottoms: list[list[EdgeLine]] = []
+    for number, page in enumerate(pages, start=1):
+        order = sorted(range(len(page)), key=lambda i, page=page: -page[i].y)
+
+        def edge(position: int, order: list[int] = order, page: list[Line] = page) -> EdgeLine:
+            line = page[order[position]]
+            neighbours = [page[order[p]] for p in (position - 1, position + 1) if 0 <= p < len(order)]
+            apart = all(abs(line.y - other.y) > PARAGRAPH_GAP * max(line.size, other.size) for other in neighbours)
+            return EdgeLine(number, order[position], line.text, band=line.y, apart=apart)
+
+        tops.append([edge(p) for p in range(min(RUNNING_ZONE, len(order)))])
+        bottoms.append([edge(p) for p in range(max(len(order) - RUNNING_ZONE, 0), len(order))])
+    drops = running_line_indices([tops, bottoms], len(pages))
+    kept = [[line for i, line in enumerate(page) if i not in drop] for page, drop in zip(pages, drops)]
     if not any(kept):
         # Every line "repeats": one line a page, all alike. That is the document, not its
         # furniture; refusing it as "no extractable text" would lose it.
@@ -357,11 +511,62 @@ def _without_page_furniture(page: list[Line], body_size: float) -> list[Line]:
 
 
 def _body_size(lines: Sequence[Line]) -> float:
-    """The font size most of the text is set in."""
+    """The font size most of the prose is set in (code and table lines left out, unless
+    there is nothing else)."""
     sizes: Counter[float] = Counter()
     for line in lines:
-        sizes[line.size] += len(line.text)
+        if not line.mono and len(line.cells) == 1:
+            sizes[line.size] += len(line.text)
+    if not sizes:
+        for line in lines:
+            sizes[line.size] += len(line.text)
     return sizes.most_common(1)[0][0] if sizes else 0.0
+
+
+# ---------------------------------------------------------------------------- hyphens
+
+
+def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
+    """A line-end hyphen before a lower-case word part is kept when the hyphenated form is
+    the word (``self-`` + ``contained``: "selfcontained" is nowhere else in the document,
+    "self-contained" is) and dropped otherwise, by ending the line without it or with it.
+
+    Lines whose hyphen stays are marked ``keep_hyphen``; the joining does the rest.
+    """
+    candidates = [
+        index
+        for index in range(len(lines) - 1)
+        if lines[index].text.endswith("-")
+        and lines[index + 1].text[:1].islower()
+        and _HYPHEN_END.search(lines[index].text[-64:])
+    ]
+    joined_by_pdfium = [index for index, line in enumerate(lines) if _SHY in line.text]
+    if not candidates and not joined_by_pdfium:
+        return lines
+    words: Counter[str] = Counter()
+    for line in lines:
+        words.update(word.casefold() for word in _WORD.findall(line.text))
+
+    def resolve(match: re.Match[str]) -> str:
+        left, right = match.group(1), match.group(2)
+        hyphen = words[(left + right).casefold()] == 0 and words[f"{left}-{right}".casefold()] > 0
+        return f"{left}-{right}" if hyphen else left + right
+
+    result = list(lines)
+    for index in joined_by_pdfium:
+        line = lines[index]
+        cells = tuple(_SHY_PAIR.sub(resolve, cell).replace(_SHY, "") for cell in line.cells)
+        result[index] = dataclasses.replace(line, text=_SHY_PAIR.sub(resolve, line.text).replace(_SHY, ""), cells=cells)
+    for index in candidates:
+        left = _HYPHEN_END.search(lines[index].text[-64:]).group(1)
+        right_match = _LEADING_LETTERS.match(lines[index + 1].text)
+        if not right_match:
+            continue
+        right = right_match.group()
+        joined, hyphenated = (left + right).casefold(), f"{left}-{right}".casefold()
+        if words[joined] == 0 and words[hyphenated] > 0:
+            result[index] = dataclasses.replace(result[index], keep_hyphen=True)
+    return result
 
 
 # ---------------------------------------------------------------------------- blocks
@@ -378,8 +583,9 @@ class _Style:
 
 def _document_style(lines: Sequence[Line]) -> _Style:
     body_size = _body_size(lines)
-    bold_chars = sum(len(line.text) for line in lines if line.bold)
-    body_bold = bold_chars * 2 > sum(len(line.text) for line in lines)
+    prose = [line for line in lines if not line.mono]
+    bold_chars = sum(len(line.text) for line in prose if line.bold)
+    body_bold = bold_chars * 2 > sum(len(line.text) for line in prose)
     style = _Style(body_size, body_bold, {})
     heading_styles = sorted(
         {(line.size, line.bold) for line in lines if _heading_style(line, style)},
@@ -388,17 +594,30 @@ def _document_style(lines: Sequence[Line]) -> _Style:
     return _Style(body_size, body_bold, {key: min(rank + 1, 6) for rank, key in enumerate(heading_styles)})
 
 
+def _larger(line: Line, style: _Style) -> bool:
+    return line.size >= style.body_size + HEADING_SIZE_STEP and line.size >= style.body_size * 1.1
+
+
 def _heading_style(line: Line, style: _Style) -> bool:
-    if len(line.cells) > 1 or not any(char.isalpha() for char in line.text):
+    """A line that looks like a heading: clearly larger than the body, or bold and short;
+    never code, never a sentence, never a table row (but "1 Introduction" set with a wide
+    gap after its number is a heading)."""
+    if line.mono or not any(char.isalpha() for char in line.text):
         return False
-    if line.size >= style.body_size + HEADING_SIZE_STEP:
-        return len(line.text) <= MAX_HEADING_CHARS
+    if len(line.cells) > 1 and not (len(line.cells) == 2 and _SECTION_NUMBER.fullmatch(line.cells[0])):
+        return False
+    words = len(line.text.split())
+    if words > MAX_HEADING_WORDS or len(line.text) > MAX_HEADING_CHARS:
+        return False
+    last = line.text[-1]
+    if _larger(line, style):
+        return last not in ",;" and not (last == "." and words > 3)
     return (
         line.bold
         and not style.body_bold
         and line.size >= style.body_size - 0.5
         and len(line.text) <= MAX_BOLD_HEADING_CHARS
-        and line.text[-1] not in ".,;:"
+        and last not in ".,;:"
     )
 
 
@@ -412,12 +631,100 @@ def _kind(line: Line, style: _Style) -> str:
     return "text"
 
 
-def _drafts(lines: Sequence[Line]) -> Iterator[Draft]:
+# ---------------------------------------------------------------------------- outline
+
+
+def _comparable(text: str) -> set[str]:
+    """A title's letters and digits, case-folded, with and without a leading section number."""
+    found = {_NON_ALNUM.sub("", text).casefold(), _NON_ALNUM.sub("", _OUTLINE_NUMBER.sub("", text, count=1)).casefold()}
+    return {value for value in found if value}
+
+
+def _outline_headings(lines: Sequence[Line], outline: Sequence[OutlineEntry]) -> dict[int, tuple[int, int]]:
+    """Lines that are outline entries: ``{first line index: (level, number of lines)}``.
+
+    Each entry is looked for on its destination page (and the next, for an anchor set
+    just above a page break; anywhere when the destination is unknown), in order; a title
+    wrapped over several lines is matched by joining them.
+    """
+    by_page: dict[int, list[int]] = {}
+    titles = [_comparable(entry.title) for entry in outline]
+    for number, entry in enumerate(outline):
+        by_page.setdefault(max(entry.page, 0), []).append(number)
+    matched: set[int] = set()
+    found: dict[int, tuple[int, int]] = {}
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        candidates = [
+            number
+            for page in (line.page, line.page - 1, 0)  # 0: destination unknown, any page
+            for number in by_page.get(page, ())
+            if number not in matched
+        ]
+        span = _match(lines, index, candidates, titles, outline) if candidates else None
+        if span is None:
+            index += 1
+            continue
+        number, count = span
+        matched.add(number)
+        found[index] = (min(max(outline[number].level, 1), 6), count)
+        index += count
+    return found
+
+
+def _match(
+    lines: Sequence[Line], index: int, candidates: list[int], titles: list[set[str]], outline: Sequence[OutlineEntry]
+) -> tuple[int, int] | None:
+    first = lines[index]
+    text = ""
+    for count in range(1, 5):
+        if index + count - 1 >= len(lines):
+            return None
+        line = lines[index + count - 1]
+        if line.page != first.page or (count > 1 and line.mono):
+            return None
+        text = f"{text} {line.text}" if text else line.text
+        forms = _comparable(text)
+        partial = False
+        for number in candidates:
+            title = titles[number]
+            common = forms & title
+            # one letter or digit (an index's "A") only when the line says exactly that
+            if common and (max(map(len, common)) >= 2 or text == outline[number].title):
+                return number, count
+            partial = partial or any(t.startswith(f) and len(f) >= 4 for t in title for f in forms)
+        if not partial:
+            return None
+    return None
+
+
+# ---------------------------------------------------------------------------- blocks
+
+
+def _drafts(lines: Sequence[Line], outline: Sequence[OutlineEntry] = ()) -> Iterator[Draft]:
     style = _document_style(lines)
+    from_outline = _outline_headings(lines, outline) if outline else {}
+    # A document whose outline is mostly found takes its headings from the outline only.
+    font_headings = len(from_outline) < OUTLINE_FOUND_SHARE * len(outline) if outline else True
     group: list[Line] = []
     group_kind = ""
-    for line in lines:
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if index in from_outline:
+            if group:
+                yield _draft(group_kind, group, style)
+                group, group_kind = [], ""
+            level, count = from_outline[index]
+            text, marks = _joined(list(lines[index : index + count]))
+            yield Draft("heading", text, level=level, page_marks=marks)
+            index += count
+            continue
+        index += 1
         kind = _kind(line, style)
+        if kind == "heading" and (not font_headings or _continues_text(group_kind, group, line, style)):
+            kind = "table" if len(line.cells) > 1 else "text"
         if group and _continues(group_kind, group, kind, line):
             group.append(line)
             continue
@@ -426,6 +733,16 @@ def _drafts(lines: Sequence[Line]) -> Iterator[Draft]:
         group, group_kind = [line], ("list" if kind == "item" else kind)
     if group:
         yield _draft(group_kind, group, style)
+
+
+def _continues_text(group_kind: str, group: list[Line], line: Line, style: _Style) -> bool:
+    """A bold (not larger) line that carries on the paragraph or list item above it."""
+    if not group or _larger(line, style) or group_kind not in ("text", "list"):
+        return False
+    previous = group[-1]
+    if previous.text[-1] in _SENTENCE_END:
+        return False
+    return _continues(group_kind, group, "text", line)
 
 
 def _continues(group_kind: str, group: list[Line], kind: str, line: Line) -> bool:
@@ -440,12 +757,15 @@ def _continues(group_kind: str, group: list[Line], kind: str, line: Line) -> boo
     if group_kind == "list":
         if kind == "item":  # items may be spaced a little wider than lines
             return new_page or 0 < step <= LIST_ITEM_GAP * max(previous.size, line.size)
+        if kind == "text" and new_page:  # margins move between pages: go by the sentence
+            return previous.text[-1] not in _SENTENCE_END
         bullet_x = next((item.x for item in reversed(group) if _BULLET.match(item.text)), previous.x)
-        return kind == "text" and (close or new_page) and line.x > bullet_x + 1
+        return kind == "text" and close and line.x > bullet_x + 1
     if group_kind == "text":
         if kind != "text" or abs(line.size - previous.size) > 0.5:
             return False
-        if new_page:
+        if new_page or step < -PARAGRAPH_GAP * line.size:
+            # the next page or the top of the next column: an unfinished sentence goes on
             return previous.text[-1] not in _SENTENCE_END
         return close
     return False
@@ -465,7 +785,9 @@ def _draft(kind: str, lines: list[Line], style: _Style) -> Draft:
 
 def _joined(lines: list[Line]) -> tuple[str, tuple[tuple[int, int], ...]]:
     """Lines joined as one paragraph, with the offset at which each page's part starts."""
-    text, starts = join_line_offsets([line.text for line in lines])
+    text, starts = join_line_offsets(
+        [line.text for line in lines], kept_hyphens={i for i, line in enumerate(lines) if line.keep_hyphen}
+    )
     marks: list[tuple[int, int]] = []
     for line, start in zip(lines, starts):
         if not marks or marks[-1][1] != line.page:

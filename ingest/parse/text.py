@@ -22,8 +22,9 @@ from ingest.parse._common import (
     collapse_spaces,
     decode_utf8_text,
     join_lines,
+    EdgeLine,
     line_key,
-    running_keys,
+    running_line_indices,
     split_front_matter,
     strip_controls,
 )
@@ -70,16 +71,11 @@ def _clean_pages(body: str) -> list[str]:
 def _without_page_furniture(pages: list[list[str]]) -> list[str]:
     """Form-feed pages: drop lines repeated at the top or bottom of most pages."""
     nonblank = [[index for index, line in enumerate(page) if line.strip()] for page in pages]
-    tops = [indices[:RUNNING_ZONE] for indices in nonblank]
-    bottoms = [indices[-RUNNING_ZONE:] for indices in nonblank]
-    top_keys = running_keys([[page[i] for i in zone] for page, zone in zip(pages, tops)])
-    bottom_keys = running_keys([[page[i] for i in zone] for page, zone in zip(pages, bottoms)])
-    kept_pages: list[list[str]] = []
-    for page, top, bottom in zip(pages, tops, bottoms):
-        drop = {i for i in top if line_key(page[i]) in top_keys}
-        drop |= {i for i in bottom if line_key(page[i]) in bottom_keys}
-        kept_pages.append([line for i, line in enumerate(page) if i not in drop])
-    return _join_pages(kept_pages)
+    numbered = list(enumerate(zip(pages, nonblank), start=1))
+    tops = [[EdgeLine(n, i, page[i]) for i in indices[:RUNNING_ZONE]] for n, (page, indices) in numbered]
+    bottoms = [[EdgeLine(n, i, page[i]) for i in indices[-RUNNING_ZONE:]] for n, (page, indices) in numbered]
+    drops = running_line_indices([tops, bottoms], len(pages))
+    return _join_pages([[line for i, line in enumerate(page) if i not in drop] for page, drop in zip(pages, drops)])
 
 
 def _starts_section(content: list[str]) -> bool:

@@ -1,0 +1,128 @@
+"""PDFs from other generators (pdflatex with and without bookmarks, LibreOffice, Chromium,
+reportlab in two justified columns): headings with their levels, sections and text.
+
+The PDFs are committed with the script that makes them: tests/fixtures/generators/make_pdfs.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ingest.model import ParsedDocument
+from ingest.parse import parse_file
+
+DOCUMENTS = Path(__file__).parent / "fixtures" / "generators" / "documents"
+
+
+def parsed(name: str) -> ParsedDocument:
+    return parse_file(DOCUMENTS / name)
+
+
+def headings(doc: ParsedDocument) -> list[tuple[str, int]]:
+    return [(doc.text[b.start : b.end], b.level) for b in doc.blocks if b.kind == "heading"]
+
+
+def section_of(doc: ParsedDocument, phrase: str) -> tuple[str, ...]:
+    """The heading path of the block holding ``phrase``."""
+    offset = doc.text.index(phrase)
+    block = next(b for b in doc.blocks if b.start <= offset < b.end)
+    return block.heading_path
+
+
+LATEX_SECTIONS = [
+    ("1 Introduction", 1),
+    ("1.1 Scope of the guide", 2),
+    ("2 Installation", 1),
+    ("2.1 Mounting the pump", 2),
+    ("2.2 Electrical connection", 2),
+    ("3 Troubleshooting", 1),
+    ("3.1 The pump does not start", 2),
+]
+
+
+@pytest.mark.parametrize("name", ["latex-outline.pdf", "latex-plain.pdf", "libreoffice.pdf", "chromium.pdf", "reportlab.pdf"])
+def test_spec_metadata_is_read_from_every_generator(name: str) -> None:
+    metadata = parsed(name).metadata
+    assert metadata["doc_id"] and metadata["version"] and metadata["title"] and metadata["access"]
+
+
+def test_latex_with_bookmarks_takes_its_headings_and_levels_from_the_outline() -> None:
+    doc = parsed("latex-outline.pdf")
+    # The title block made by \maketitle is not in the outline, so it is no heading here.
+    assert headings(doc) == LATEX_SECTIONS
+    assert section_of(doc, "Fix the base plate") == ("2 Installation", "2.1 Mounting the pump")
+
+
+def test_latex_without_bookmarks_finds_cmbx_headings_with_the_number_set_apart() -> None:
+    doc = parsed("latex-plain.pdf")
+    found = headings(doc)
+    # The title (larger, not bold) ranks above the sections, the sections above the subsections.
+    assert found[0] == ("Pump Maintenance Guide", 1)
+    assert found[1:] == [(text, level + 1) for text, level in LATEX_SECTIONS]
+    assert section_of(doc, "Connect the suction pipe") == (
+        "Pump Maintenance Guide",
+        "2 Installation",
+        "2.1 Mounting the pump",
+    )
+
+
+@pytest.mark.parametrize("name", ["latex-outline.pdf", "latex-plain.pdf"])
+def test_latex_running_heads_that_change_per_section_and_page_side_are_removed(name: str) -> None:
+    doc = parsed(name)
+    # "headings" page style: "2 INSTALLATION" with the page number, left and right pages.
+    assert "INSTALLATION" not in doc.text and "INTRODUCTION" not in doc.text
+    lists = [doc.text[b.start : b.end] for b in doc.blocks if b.kind == "list"]
+    assert lists == ["• Fix the base plate to a level concrete floor.\n• Connect the suction pipe before the discharge pipe."]
+    assert "self-contained pump units and their well-known failure modes" in doc.text
+
+
+def test_libreoffice_heading_styles_bold_phrase_list_and_table() -> None:
+    doc = parsed("libreoffice.pdf")
+    assert headings(doc) == [("Returns policy", 1), ("Eligible items", 2), ("Refund amounts", 2), ("Exchanges", 1)]
+    # a bold phrase inside body text stays in its paragraph
+    assert section_of(doc, "thirty days") == ("Returns policy",)
+    assert "Items must be returned within thirty days of delivery." in doc.text
+    kinds = {doc.text[b.start : b.end]: b.kind for b in doc.blocks}
+    assert kinds["• Unopened spare parts in their original packaging.\n• Tools that arrived damaged, reported within two days."] == "list"
+    assert kinds["Condition | Refund\nUnopened | Full price\nOpened | Half price"] == "table"
+    assert section_of(doc, "Half price") == ("Returns policy", "Refund amounts")
+
+
+def test_chromium_print_to_pdf_headings_table_and_characters_outside_the_bmp() -> None:
+    doc = parsed("chromium.pdf")
+    assert headings(doc) == [
+        ("Travel expenses", 1),
+        ("Booking travel", 2),
+        ("Rail and air", 3),
+        ("Daily allowances", 2),
+    ]
+    assert section_of(doc, "seven days") == ("Travel expenses", "Booking travel")
+    assert section_of(doc, "EUR 31") == ("Travel expenses", "Daily allowances")
+    assert "For a trip of 𝑛 days the allowance is 𝑛 × 𝑎, where 𝑎 is the daily rate." in doc.text
+    assert "\ufffd" not in doc.text
+
+
+def test_reportlab_two_justified_columns_with_bold_phrases_and_italic_lead_ins() -> None:
+    doc = parsed("reportlab.pdf")
+    assert headings(doc) == [
+        ("1 Protective equipment", 1),
+        ("Helmets", 2),
+        ("Gloves and eye protection", 2),
+        ("2 Working at height", 1),
+        ("Ladders", 2),
+        ("Scaffolding", 2),
+        ("3 Reporting incidents", 1),
+        ("Near misses", 2),
+        ("Injuries", 2),
+    ]
+    # Justified lines are prose, never tables; bold phrases and italic lead-ins stay in it.
+    assert {b.kind for b in doc.blocks} == {"heading", "paragraph"}
+    assert section_of(doc, "Keep a written record") == ("1 Protective equipment", "Helmets")
+    # The running header names the chapter and alternates sides; the footer counts pages.
+    assert "Safety handbook" not in doc.text and "Page 1" not in doc.text
+    # A paragraph carried over to the next column stays one paragraph.
+    paragraphs = [doc.text[b.start : b.end] for b in doc.blocks if b.kind == "paragraph"]
+    assert all(text.startswith("In short: ") for text in paragraphs)
+    assert len(paragraphs) == 18
