@@ -209,8 +209,9 @@ def test_sigkill_after_each_kind_of_write_then_a_normal_run_repairs(tmp_path, ta
     subprocess.run(_cli("run", str(corpus), *target.args(), "--json"), check=True, capture_output=True)
     _change_folder(corpus, 1)
     killed = subprocess.run(
-        _cli("run", str(corpus), *target.args(), "--json"), capture_output=True,
-        env={**os.environ, "INGEST_CRASH_AFTER_WRITES": str(crash_after), "INGEST_WRITE_BATCH_CHUNKS": "1"},
+        [sys.executable, "-m", "tests.crash_run", str(crash_after), "run", str(corpus), *target.args(), "--json"],
+        capture_output=True, cwd=Path(__file__).resolve().parents[1],
+        env={**os.environ, "INGEST_WRITE_BATCH_CHUNKS": "1"},
     )
     assert killed.returncode == -signal.SIGKILL
     done = subprocess.run(_cli("run", str(corpus), *target.args(), "--json"), capture_output=True, text=True)
