@@ -1,6 +1,8 @@
-"""Test-only: run the ingest CLI, SIGKILLed right after its N-th store write.
+"""Test-only: run the ingest CLI, SIGKILLed right after its N-th store write, or paused
+before its first chunk write until a file appears.
 
     python -m tests.crash_run N run CORPUS --store … --json
+    python -m tests.crash_run --pause-until FILE run CORPUS --store … --json
 
 Crash injection lives here, not in the product: the store classes' write methods are
 wrapped in this process only (the stores themselves stay real, no mock).
@@ -12,6 +14,7 @@ import functools
 import os
 import signal
 import sys
+import time
 
 from ingest.store.elasticsearch import ElasticsearchStore
 from ingest.store.sqlite import SQLiteStore
@@ -38,9 +41,27 @@ def arm(after: int) -> None:
             setattr(cls, name, wrap(getattr(cls, name)))
 
 
+def pause_until(path: str) -> None:
+    """Hold the run (lock taken, nothing written yet) until ``path`` exists."""
+    for cls in (SQLiteStore, ElasticsearchStore):
+        method = cls.write_chunks
+
+        def waiting(self, *args, _method=method, **kwargs):
+            while not os.path.exists(path):
+                time.sleep(0.05)
+            return _method(self, *args, **kwargs)
+
+        cls.write_chunks = waiting
+
+
 if __name__ == "__main__":
-    arm(int(sys.argv[1]))
-    sys.argv = ["ingest", *sys.argv[2:]]
+    if sys.argv[1] == "--pause-until":
+        pause_until(sys.argv[2])
+        rest = sys.argv[3:]
+    else:
+        arm(int(sys.argv[1]))
+        rest = sys.argv[2:]
+    sys.argv = ["ingest", *rest]
     from ingest.cli import main
 
     main()

@@ -103,13 +103,27 @@ def _chunk_to_row(chunk: Chunk) -> tuple:
     return tuple(json.dumps(data[c]) if c in JSON_COLUMNS else data[c] for c in CHUNK_COLUMNS)
 
 
-def _trouble(name: str, exc: BaseException, doing: str) -> StoreUnavailable:
+def _read_only(path: Path) -> bool:
+    """The store file, or the folder it (or its WAL side files) would be written in, cannot be written."""
+    folder = path.parent if path.parent.exists() else next((p for p in path.parents if p.exists()), Path("/"))
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return True
+    except OSError:
+        return False
+    return not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK))
+
+
+def _trouble(name: str, exc: BaseException, doing: str, path: Path | None = None) -> StoreUnavailable:
     """One clear line for a SQLite or file system failure (exit 3), never a traceback."""
     text = str(exc) if not isinstance(exc, OSError) else (exc.strerror or str(exc))
     low = text.lower()
     if "full" in low or getattr(exc, "errno", None) == errno.ENOSPC:
         hint = "the disk is full; free space and run again (the next run repairs what this one left)"
-    elif "readonly" in low or "read-only" in low or getattr(exc, "errno", None) in (errno.EROFS, errno.EACCES, errno.EPERM):
+    elif (
+        "readonly" in low or "read-only" in low or getattr(exc, "errno", None) in (errno.EROFS, errno.EACCES, errno.EPERM)
+        or (path is not None and _read_only(path))
+    ):
         hint = "the store file or its folder is read-only (or not ours to write); use a writable --store path"
     elif "malformed" in low or "not a database" in low or "corrupt" in low:
         hint = "the store file is damaged; move it aside and rebuild with `ingest run CORPUS --full`"
@@ -138,14 +152,14 @@ class SQLiteStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
         except (sqlite3.Error, OSError) as exc:
-            raise _trouble(self.name, exc, "opening the SQLite store") from None
+            raise _trouble(self.name, exc, "opening the SQLite store", self.path) from None
         try:
             self._prepare(conn)
             if self._bulk:
                 conn.execute("BEGIN")
         except sqlite3.Error as exc:
             conn.close()
-            raise _trouble(self.name, exc, "opening the SQLite store") from None
+            raise _trouble(self.name, exc, "opening the SQLite store", self.path) from None
         self._conn = conn
         return conn
 
@@ -198,7 +212,7 @@ class SQLiteStore:
             try:
                 yield conn
             except sqlite3.Error as exc:
-                raise _trouble(self.name, exc, "writing") from None
+                raise _trouble(self.name, exc, "writing", self.path) from None
             return
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -212,7 +226,7 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             # Disk full, read-only, damaged: the transaction is rolled back whole, and the
             # run stops with one line (exit 3); the next run repairs from a consistent file.
-            raise _trouble(self.name, exc, "writing") from None
+            raise _trouble(self.name, exc, "writing", self.path) from None
 
     @contextmanager
     def lock(self, owner: str, wait_s: float = 0.0) -> Iterator[None]:
@@ -226,7 +240,7 @@ class SQLiteStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise _trouble(self.name, exc, f"creating the lock file {lock_path}") from None
+            raise _trouble(self.name, exc, f"creating the lock file {lock_path}", self.path) from None
         deadline = time.monotonic() + wait_s
         try:
             while True:
