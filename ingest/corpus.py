@@ -12,7 +12,10 @@ import errno
 import hashlib
 import multiprocessing
 import os
+import signal
 import stat
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,7 +252,7 @@ def _check_files(
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(
         max_workers=workers, mp_context=context, initializer=_init_worker,
-        initargs=(root, dict(inventory), settings, frozenset(skip_body)),
+        initargs=(root, dict(inventory), settings, frozenset(skip_body), os.getpid()),
     ) as pool:
         yield from pool.map(_check_in_worker, paths, chunksize=16)
 
@@ -257,9 +260,33 @@ def _check_files(
 _worker_args: tuple = ()
 
 
-def _init_worker(root: Path, inventory: dict, settings: Settings, skip_body: frozenset[str]) -> None:
+def _init_worker(root: Path, inventory: dict, settings: Settings, skip_body: frozenset[str], parent: int) -> None:
     global _worker_args
     _worker_args = (root, inventory, settings, skip_body)
+    _die_with(parent)
+
+
+def _die_with(parent: int) -> None:
+    """A worker must not outlive the run that started it (a killed `ingest run` would leave
+    it blocked forever): on Linux the kernel kills it when the parent dies (PR_SET_PDEATHSIG);
+    everywhere, a watcher thread exits it once its parent is gone."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # not Linux: the watcher below is enough
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ingest-parent-watch", daemon=True).start()
 
 
 def _check_in_worker(path: Path) -> "_FileResult":
