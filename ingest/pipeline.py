@@ -528,10 +528,16 @@ class VerifyResult:
     incomplete_documents: list[str]
     problems: list[DocumentProblems]
     edited_in_folder: list[str] = field(default_factory=list)  # bytes differ from the stored version
+    # "doc@version: field (store …, folder …)": the store's record or chunks say other metadata
+    # (access, dates, status, title, superseded_by, tags) than the folder
+    metadata_mismatch: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not (self.untraceable or self.missing_in_store or self.stale_in_store or self.orphan_chunks or self.incomplete_documents)
+        return not (
+            self.untraceable or self.missing_in_store or self.stale_in_store or self.orphan_chunks
+            or self.incomplete_documents or self.metadata_mismatch
+        )
 
     def to_json(self) -> dict:
         return {
@@ -542,6 +548,7 @@ class VerifyResult:
             "orphan_chunks": self.orphan_chunks,
             "incomplete_documents": self.incomplete_documents,
             "edited_in_folder": self.edited_in_folder,
+            "metadata_mismatch": self.metadata_mismatch,
             "rejected": [p.to_json() for p in self.problems],
         }
 
@@ -556,12 +563,29 @@ def verify(corpus: Path, store: Store, settings: Settings, on_file: Callable[[st
     # cite the bytes the store indexed, so they are reported as such, not as untraceable.
     edited = sorted(d.meta.key for d in scan.documents if d.meta.key in records and records[d.meta.key].source_sha256 != d.sha256)
     listed = {cid for r in records.values() for cid in r.chunk_ids}
+    # What the folder says each version's metadata is, as stored values (record_for's form).
+    expected = {doc.meta.key: record_for(doc, [], "") for doc in scan.documents}
+    mismatched: dict[str, dict[str, tuple]] = {}
+
+    def compare(key: str, stored: object) -> None:
+        want = expected.get(key)
+        if want is None:
+            return
+        for name in METADATA_FIELDS:
+            have = tuple(getattr(stored, name)) if name == "tags" else getattr(stored, name)
+            should = tuple(getattr(want, name)) if name == "tags" else getattr(want, name)
+            if have != should:
+                mismatched.setdefault(key, {}).setdefault(name, (have, should))
+
+    for key, record in records.items():
+        compare(key, record)
     untraceable, orphans, count = [], [], 0
     present: set[str] = set()
     for chunk in store.iter_chunks():
         count += 1
         present.add(chunk.chunk_id)
         key = f"{chunk.doc_id}@{chunk.version}"
+        compare(key, chunk)
         text = texts.get(key)
         if key in edited:
             pass
@@ -572,7 +596,13 @@ def verify(corpus: Path, store: Store, settings: Settings, on_file: Callable[[st
     incomplete = sorted(k for k, r in records.items() if not set(r.chunk_ids) <= present)
     missing = sorted(doc.source for doc in scan.documents if doc.meta.key not in records)
     stale = sorted(k for k in records if k not in texts)
-    return VerifyResult(count, sorted(untraceable), missing, stale, sorted(orphans), incomplete, list(scan.problems), edited)
+    mismatch = [
+        f"{key}: " + "; ".join(f"{name} (store {have!r}, folder {should!r})" for name, (have, should) in sorted(fields.items()))
+        for key, fields in sorted(mismatched.items())
+    ]
+    return VerifyResult(
+        count, sorted(untraceable), missing, stale, sorted(orphans), incomplete, list(scan.problems), edited, mismatch
+    )
 
 
 def parse_as_of(value: str | None) -> date | None:

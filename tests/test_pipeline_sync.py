@@ -354,3 +354,20 @@ def test_a_version_elasticsearch_refuses_keeps_the_old_one_and_counts_as_rejecte
         assert _searchable(store, "doc-0") == {"1"}
     finally:
         store.close()
+
+
+def test_verify_fails_when_the_store_says_other_metadata_than_the_folder(corpus, store):
+    run(corpus, store)
+    assert pipeline.verify(corpus, store, load_settings(corpus)).metadata_mismatch == []
+    # The inventory moves doc-0 from public to staff and retitles it; the store still says public.
+    (corpus / "inventory.yaml").write_text("folder0/doc0.md:\n  access: staff\n", encoding="utf-8")
+    write_doc(corpus, "folder0/doc0.md", "doc-0").write_text(
+        (corpus / "documents/folder0/doc0.md").read_text(encoding="utf-8").replace("access: public\n", ""), encoding="utf-8"
+    )
+    check = pipeline.verify(corpus, store, load_settings(corpus))
+    assert not check.ok
+    assert check.metadata_mismatch == ["doc-0@1: access (store 'public', folder 'staff')"]
+    assert check.to_json()["metadata_mismatch"] == check.metadata_mismatch
+    # A run with --accept-edits (the bytes changed: the access line left the file) brings the store in line.
+    assert run(corpus, store, accept_edits=True).ok
+    assert pipeline.verify(corpus, store, load_settings(corpus)).ok
