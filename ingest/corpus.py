@@ -346,9 +346,11 @@ def _load_inventory(root: Path) -> tuple[dict[str, dict], list[str]]:
     if not path.is_file():
         return {}, [f"{INVENTORY}: not a file"]
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_document(path).decode("utf-8")
     except OSError as exc:
         return {}, [f"{INVENTORY}: unreadable file: {exc.strerror or exc}"]
+    except UnreadableFile as exc:
+        return {}, [f"{INVENTORY}: unreadable file: {exc}"]
     except UnicodeDecodeError as exc:
         return {}, [f"{INVENTORY}: not UTF-8: {exc.reason} at byte {exc.start}"]
     return read_inventory(text, INVENTORY)

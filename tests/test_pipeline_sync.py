@@ -371,3 +371,26 @@ def test_verify_fails_when_the_store_says_other_metadata_than_the_folder(corpus,
     # A run with --accept-edits (the bytes changed: the access line left the file) brings the store in line.
     assert run(corpus, store, accept_edits=True).ok
     assert pipeline.verify(corpus, store, load_settings(corpus)).ok
+
+
+def test_write_batch_size_is_an_argument_and_a_bad_environment_value_is_a_usage_error(corpus, tmp_path):
+    from ingest.settings import SettingsError
+
+    store = SQLiteStore(tmp_path / "batch.sqlite")
+    assert run(corpus, store, write_batch_chunks=1).ok
+    with pytest.raises(SettingsError, match="at least 1|≥ 1"):
+        run(corpus, store, write_batch_chunks=0)
+    store.close()
+    assert pipeline.write_batch_from_env({}) == pipeline.DEFAULT_WRITE_BATCH_CHUNKS
+    assert pipeline.write_batch_from_env({"INGEST_WRITE_BATCH_CHUNKS": "7"}) == 7
+    done = subprocess.run(
+        _cli("run", str(corpus), "--store", f"sqlite:///{tmp_path / 'cli.sqlite'}", "--json"), capture_output=True, text=True,
+        env={**os.environ, "INGEST_WRITE_BATCH_CHUNKS": "abc"},
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "INGEST_WRITE_BATCH_CHUNKS must be a whole number" in json.loads(done.stdout)["error"]
+
+
+def test_no_crash_hook_in_the_product():
+    source = Path(pipeline.__file__).read_text(encoding="utf-8")
+    assert "INGEST_CRASH_AFTER_WRITES" not in source and "os.kill" not in source
