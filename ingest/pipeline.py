@@ -193,13 +193,14 @@ def plan_sync(
         plan.items.append(PlannedDocument(action, key, doc.source, "; ".join(reasons), len(chunks), stale))
         plan.to_write.append((doc, chunks, old))
     plan.held = held
+    rejected_sources = frozenset(p.source for p in scan.rejected)
     versions_present: dict[str, list[str]] = {}
     for doc in scan.documents:
         versions_present.setdefault(doc.meta.doc_id, []).append(doc.meta.version)
     for key, old in sorted(stored_by_key.items()):
         if key in present:
             continue
-        why = keep_reason(old, scan, held)
+        why = keep_reason(old, scan, held, rejected_sources)
         if why:
             # What cannot be read or was rejected is a problem (exit 1), never a deletion.
             plan.items.append(PlannedDocument("kept", key, old.source, why))
@@ -211,14 +212,18 @@ def plan_sync(
     return plan
 
 
-def keep_reason(old: DocumentRecord, scan: CorpusScan, held: set[str]) -> str | None:
+def keep_reason(
+    old: DocumentRecord, scan: CorpusScan, held: set[str], rejected_sources: frozenset[str] | None = None
+) -> str | None:
     """Why a stored version that is not in the folder's valid documents must stay, or None.
 
     Its file is still there but rejected or unreadable; it lies under a folder that could
     not be read; or a new version of its doc_id was rejected: the last good version of a
     document is never deleted before a replacement is in.
     """
-    if old.source in {p.source for p in scan.rejected}:
+    if rejected_sources is None:
+        rejected_sources = frozenset(p.source for p in scan.rejected)
+    if old.source in rejected_sources:
         return f"{old.source} was rejected this time; the stored version is kept"
     for folder in scan.unreadable_folders:
         if old.source.startswith(folder.rstrip("/") + "/"):
@@ -466,8 +471,9 @@ def _carry_over(old_store: Store, fresh: Store, candidates: list[DocumentRecord]
     """In a full rebuild, copy into the new store the stored versions this run must keep
     (unreadable, rejected or refused replacements): a rebuild never loses a good version."""
     carried = []
+    rejected_sources = frozenset(p.source for p in scan.rejected)
     for old in candidates:
-        why = keep_reason(old, scan, plan.held)
+        why = keep_reason(old, scan, plan.held, rejected_sources)
         if why is None:
             continue
         chunks = old_store.document_chunks(old.doc_id, old.version)
