@@ -189,10 +189,6 @@ def discover(root: Path) -> list[Path]:
     return list_documents(root).paths
 
 
-class FileChanged(OSError):
-    """The file changed while it was read: its bytes are not one version of it."""
-
-
 def read_document(path: Path, limit: int = MAX_BYTES) -> bytes:
     """The bytes of a regular file, read safely: never more than ``limit`` + 1 bytes, never
     blocking on a FIFO swapped in after listing, never a file that changed while read.

@@ -220,3 +220,18 @@ def test_an_unreadable_documents_folder_is_a_problem_not_an_empty_corpus(shared_
     (corpus / "documents").chmod(0o755)
     assert code == 1 and data["documents"]["removed"] == 0
     assert "unreadable folder" in data["problems"][0]["problems"][0]
+
+
+def test_a_file_that_changes_during_the_run_is_a_problem_not_a_wrong_version(corpus):
+    """Read once for its hash and metadata, again for its body: other bytes the second time
+    are refused (run again), never indexed under the first read's hash."""
+    import hashlib
+
+    settings = load_settings(corpus)
+    path = corpus / "documents/folder0/doc0.md"
+    scan = scan_corpus(corpus, settings, skip_body={hashlib.sha256(path.read_bytes()).hexdigest()})
+    path.write_text(path.read_text(encoding="utf-8") + "\nAppended while the run was going.\n", encoding="utf-8")
+    plan = pipeline.plan_sync(scan, [], settings.chunking)
+    assert "changed while this run was reading it" in problems_by_source(plan)["documents/folder0/doc0.md"]
+    assert [i.action for i in plan.items if i.key == "doc-0@1"] == ["rejected"]
+    assert "doc-0" in plan.held and len(plan.to_write) == 5
