@@ -7,6 +7,7 @@ With --json, stdout carries exactly one JSON object; messages go to stderr.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from contextlib import contextmanager
@@ -261,10 +262,11 @@ def run(
         corpus = _corpus_dir(corpus)
         settings = load_settings(corpus)
         base = settings.chunking
-        chunking = ChunkSettings(
-            chunker or base.chunker,
-            base.size if size is None else size,
-            base.overlap if overlap is None else overlap,
+        chunking = dataclasses.replace(  # keeps ingest.toml's [chunking] limits
+            base,
+            chunker=chunker or base.chunker,
+            size=base.size if size is None else size,
+            overlap=base.overlap if overlap is None else overlap,
         )
         check_chunking(chunking, "options")
         target = _open_store(store, index_prefix, settings)

@@ -327,6 +327,15 @@ def _check_file(
     if meta is None:
         return _rejected(source, fields, entry, problems)
     document = SourceDocument(source=source, sha256=sha256, parsed=parsed, meta=meta, format=format_of(path.name))
+    if parsed is not None:
+        # The term limit does not depend on chunk settings: `validate` refuses what `run` would.
+        from ingest.chunk import ChunkLimitExceeded, check_headings, check_terms
+
+        try:
+            check_terms(parsed.text, document)
+            check_headings(parsed.blocks)
+        except ChunkLimitExceeded as exc:
+            return _rejected(source, fields, entry, [f"{source}: {exc}"])
     return _FileResult(source, document, None, defaulted)
 
 

@@ -235,3 +235,12 @@ def test_a_file_that_changes_during_the_run_is_a_problem_not_a_wrong_version(cor
     assert "changed while this run was reading it" in problems_by_source(plan)["documents/folder0/doc0.md"]
     assert [i.action for i in plan.items if i.key == "doc-0@1"] == ["rejected"]
     assert "doc-0" in plan.held and len(plan.to_write) == 5
+
+
+def test_validate_refuses_an_immense_token_as_run_does(corpus, store):
+    write_doc(corpus, "big/token.md", "big-token", extra="\n" + "z" * 40_000 + "\n")
+    scan = scan_corpus(corpus, load_settings(corpus))
+    assert "32766-byte term limit" in problems_by_source(scan)["documents/big/token.md"]
+    result = run(corpus, store)
+    assert "32766-byte term limit" in problems_by_source(result.plan)["documents/big/token.md"]
+    assert result.to_json()["documents"]["rejected"] == 1 and result.to_json()["documents"]["indexed"] == 6

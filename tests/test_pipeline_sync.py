@@ -260,7 +260,11 @@ def test_two_concurrent_runs_never_interleave(tmp_path, target):
 
 # --- never lose the last good version -------------------------------------------------------
 
-IMMENSE = "x" * 33_000  # one whitespace-free token over Lucene's 32,766-byte term limit
+def over_the_chunk_cap(corpus: Path) -> str:
+    """Cap chunks per document at 8 (ingest.toml) and return text that gives a document more:
+    a version the chunker refuses after the scan accepted it."""
+    (corpus / "ingest.toml").write_text("[chunking]\nmax_chunks_per_document = 8\n", encoding="utf-8")
+    return "\n" + "\n\n".join(f"## Extra {i}\n\nMore words in part {i}." for i in range(12)) + "\n"
 
 
 def _searchable(store, doc_id: str) -> set[str]:
@@ -273,7 +277,7 @@ def test_a_refused_new_version_keeps_the_old_one_searchable(corpus, store, new_p
     before = {r.key: r for r in store.documents()}
     if new_path != "folder0/doc0.md":
         (corpus / "documents/folder0/doc0.md").unlink()
-    write_doc(corpus, new_path, "doc-0", version="2", extra=f"\n{IMMENSE}\n")
+    write_doc(corpus, new_path, "doc-0", version="2", extra=over_the_chunk_cap(corpus))
     write_doc(corpus, "folder1/doc1.md", "doc-1", version="2", salt="fine")  # an ordinary bump beside it
     result = run(corpus, store)
     data = result.to_json()
@@ -282,7 +286,7 @@ def test_a_refused_new_version_keeps_the_old_one_searchable(corpus, store, new_p
     assert actions == {"doc-0@2": "rejected", "doc-0@1": "kept", "doc-1@2": "new", "doc-1@1": "removed"}
     assert data["documents"]["indexed"] == 1 and data["documents"]["rejected"] == 1 and data["documents"]["removed"] == 1
     [problem] = result.plan.problems
-    assert problem.source == f"documents/{new_path}" and "32766-byte term limit" in problem.problems[0]
+    assert problem.source == f"documents/{new_path}" and "too many chunks" in problem.problems[0]
     after = {r.key: r for r in store.documents()}
     assert after["doc-0@1"] == before["doc-0@1"] and "doc-0@2" not in after
     assert {c.chunk_id for c in store.document_chunks("doc-0")} == set(before["doc-0@1"].chunk_ids)
@@ -297,7 +301,7 @@ def test_a_refused_new_version_keeps_the_old_one_searchable(corpus, store, new_p
 def test_a_full_rebuild_keeps_the_last_good_version_of_a_refused_document(corpus, store):
     run(corpus, store)
     old = {r.key: r for r in store.documents()}["doc-0@1"]
-    write_doc(corpus, "folder0/doc0.md", "doc-0", version="2", extra=f"\n{IMMENSE}\n")
+    write_doc(corpus, "folder0/doc0.md", "doc-0", version="2", extra=over_the_chunk_cap(corpus))
     result = run(corpus, store, full=True)
     assert not result.ok and result.to_json()["documents"]["indexed"] == 5
     assert {i.key: i.action for i in result.plan.items if i.key.startswith("doc-0")} == {"doc-0@2": "rejected", "doc-0@1": "kept"}
@@ -394,3 +398,14 @@ def test_write_batch_size_is_an_argument_and_a_bad_environment_value_is_a_usage_
 def test_no_crash_hook_in_the_product():
     source = Path(pipeline.__file__).read_text(encoding="utf-8")
     assert "INGEST_CRASH_AFTER_WRITES" not in source and "os.kill" not in source
+
+
+def test_the_cli_applies_the_chunk_limits_of_ingest_toml(corpus, tmp_path):
+    write_doc(corpus, "folder0/doc0.md", "doc-0", extra=over_the_chunk_cap(corpus))
+    done = subprocess.run(
+        _cli("run", str(corpus), "--store", f"sqlite:///{tmp_path / 'cli.sqlite'}", "--size", "50", "--json"),
+        capture_output=True, text=True,
+    )
+    data = json.loads(done.stdout)
+    assert done.returncode == 1 and data["documents"]["rejected"] == 1 and data["documents"]["indexed"] == 5
+    assert "over the limit of 8 per document" in data["problems"][0]["problems"][0]
