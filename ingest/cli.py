@@ -7,7 +7,6 @@ With --json, stdout carries exactly one JSON object; messages go to stderr.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from contextlib import contextmanager
@@ -262,11 +261,10 @@ def run(
         corpus = _corpus_dir(corpus)
         settings = load_settings(corpus)
         base = settings.chunking
-        chunking = dataclasses.replace(  # keeps ingest.toml's [chunking] limits
-            base,
-            chunker=chunker or base.chunker,
-            size=base.size if size is None else size,
-            overlap=base.overlap if overlap is None else overlap,
+        chunking = ChunkSettings(
+            chunker or base.chunker,
+            base.size if size is None else size,
+            base.overlap if overlap is None else overlap,
         )
         check_chunking(chunking, "options")
         target = _open_store(store, index_prefix, settings)

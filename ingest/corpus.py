@@ -95,8 +95,8 @@ def _hidden(relative: Path) -> bool:
 
 
 def shown(source: str) -> str:
-    """A path for messages and JSON: bytes that are not UTF-8 (kept by the file system
-    as surrogates) written as \\xNN, so the text is always valid and never a raw byte."""
+    """A path for messages: bytes that are not UTF-8 (kept by the file system as
+    surrogates) written as \\xNN, so the text is always valid and never a raw byte."""
     return source.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
@@ -138,15 +138,16 @@ def list_documents(root: Path) -> Listing:
     files_bad: list[DocumentProblems] = []
     folders_bad: list[DocumentProblems] = []
 
+    # A problem's `source` is the exact path (a name that is not UTF-8 keeps its bytes as
+    # surrogates, so os.fsencode gives them back); its message shows it escaped.
     def unlistable(exc: OSError) -> None:
-        where = shown(Path(exc.filename).relative_to(root).as_posix()) if exc.filename else DOCUMENTS
-        folders_bad.append(
-            DocumentProblems(where, None, (f"{where}: unreadable folder: {exc.strerror or exc}; the documents stored from it are kept",))
-        )
+        where = Path(exc.filename).relative_to(root).as_posix() if exc.filename else DOCUMENTS
+        message = f"{shown(where)}: unreadable folder: {exc.strerror or exc}; the documents stored from it are kept"
+        folders_bad.append(DocumentProblems(where, None, (message,)))
 
     def bad(path: Path, reason: str) -> None:
-        source = shown(path.relative_to(root).as_posix())
-        files_bad.append(DocumentProblems(source, None, (f"{source}: {reason}",)))
+        source = path.relative_to(root).as_posix()
+        files_bad.append(DocumentProblems(source, None, (f"{shown(source)}: {reason}",)))
 
     for folder, subfolders, files in os.walk(documents, onerror=unlistable, followlinks=False):
         subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))

@@ -119,6 +119,18 @@ def parsed_document(doc: SourceDocument, root: Path) -> SourceDocument:
     return replace(doc, parsed=parse_bytes(data, doc.source))
 
 
+def with_corpus_limits(chunking: ChunkSettings, corpus: ChunkSettings) -> ChunkSettings:
+    """The chunk settings with ingest.toml's [chunking] limits wherever the caller left a limit
+    at its default (callers build ChunkSettings from --chunker/--size/--overlap alone)."""
+    defaults = ChunkSettings()
+    changes = {
+        name: getattr(corpus, name)
+        for name in ("max_chunk_bytes", "max_chunks_per_document")
+        if getattr(chunking, name) == getattr(defaults, name)
+    }
+    return replace(chunking, **changes) if changes else chunking
+
+
 def plan_sync(
     scan: CorpusScan,
     stored: Iterable[DocumentRecord],
@@ -409,6 +421,7 @@ def run(
     ``write_batch_chunks``: chunks per write batch (None: INGEST_WRITE_BATCH_CHUNKS, else 2000).
     """
     started = time.perf_counter()
+    chunking = with_corpus_limits(chunking, settings.chunking)
     batch_chunks = write_batch_from_env() if write_batch_chunks is None else write_batch_chunks
     if batch_chunks < 1:
         raise SettingsError(f"write batch size must be ≥ 1 chunk; found {batch_chunks}")

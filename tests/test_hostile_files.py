@@ -104,21 +104,21 @@ def test_a_symlink_loop_is_a_problem_not_a_crash(corpus, loop):
     assert len(scan.documents) == 6 and not scan.ok
 
 
-def test_a_name_that_is_not_utf8_is_a_named_problem_and_the_others_go_in(corpus, tmp_path):
+def test_a_name_that_is_not_utf8_is_a_named_problem_and_the_others_go_in(corpus, store):
+    """validate and run agree: a problem whose source gives the exact bytes back (os.fsencode;
+    the CLI escapes it for people and JSON), never a UnicodeEncodeError in the SQLite write."""
     bad = os.fsencode(corpus / "documents") + b"/caf\xe9.md"
     with open(bad, "wb") as f:
         f.write((corpus / "documents/folder0/doc0.md").read_bytes().replace(b"doc-0", b"doc-cafe"))
-    store_url = f"sqlite:///{tmp_path / 'cli.sqlite'}"
-    for command in (["validate", str(corpus)], ["run", str(corpus), "--store", store_url]):
-        done = subprocess.run([sys.executable, "-m", "ingest.cli", *command, "--json"], capture_output=True, cwd=ROOT)
-        assert done.returncode == 1, done.stderr
-        data = json.loads(done.stdout)
-        [problem] = data["problems"]
-        assert problem["source"] == "documents/caf\\xe9.md" and "not valid UTF-8" in problem["problems"][0]
-        assert b"Traceback" not in done.stderr
-    check = SQLiteStore(tmp_path / "cli.sqlite")
-    assert {r.doc_id for r in check.documents()} == {f"doc-{i}" for i in range(6)}
-    check.close()
+    scan = scan_corpus(corpus, load_settings(corpus))
+    result = run(corpus, store)
+    for problems in (scan.problems, result.plan.problems):
+        [problem] = problems
+        assert os.fsencode(problem.source) == b"documents/caf\xe9.md"
+        assert problem.problems == ("documents/caf\\xe9.md: file name is not valid UTF-8; rename the file",)
+    assert result.to_json()["documents"] == {**result.to_json()["documents"], "seen": 7, "indexed": 6, "rejected": 1}
+    json.dumps(result.to_json())  # serialisable (as \udcXX escapes)
+    assert {r.doc_id for r in store.documents()} == {f"doc-{i}" for i in range(6)}
 
 
 def test_a_sparse_file_over_the_size_limit_is_refused_before_reading(corpus, tmp_path):

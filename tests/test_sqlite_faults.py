@@ -151,19 +151,21 @@ def test_a_run_that_waited_for_a_full_rebuild_writes_into_the_new_file(tmp_path)
         [sys.executable, "-m", "tests.crash_run", "--pause-until", str(go), "run", str(corpus), "--store", url, "--full", "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
     )
-    lock = Path(f"{db}.lock")
-    while str(full.pid) not in (lock.read_text() if lock.exists() else ""):  # A holds the lock, paused
-        assert full.poll() is None, full.communicate()
-        time.sleep(0.05)
-    waiting = subprocess.Popen(
-        [sys.executable, "-m", "ingest.cli", "run", str(other), "--store", url, "--wait", "300", "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-    )
-    # B has read the old file, planned nothing yet, and waits for the lock (it holds the lock file open).
-    while not any(str(lock) == os.path.realpath(f"/proc/{waiting.pid}/fd/{fd}") for fd in _fds(waiting.pid)):
-        assert waiting.poll() is None, waiting.communicate()
-        time.sleep(0.05)
-    go.touch()
+    try:
+        lock = Path(f"{db}.lock")
+        while str(full.pid) not in (lock.read_text() if lock.exists() else ""):  # A holds the lock, paused
+            assert full.poll() is None, full.communicate()
+            time.sleep(0.05)
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "ingest.cli", "run", str(other), "--store", url, "--wait", "300", "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        )
+        # B has read the old file, planned nothing yet, and waits for the lock (it holds the lock file open).
+        while not any(str(lock) == os.path.realpath(f"/proc/{waiting.pid}/fd/{fd}") for fd in _fds(waiting.pid)):
+            assert waiting.poll() is None, waiting.communicate()
+            time.sleep(0.05)
+    finally:
+        go.touch()  # never leave A paused, whatever happened
     out, err = waiting.communicate()
     code, waited = waiting.returncode, json.loads(out)
     _, err = full.communicate()
