@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 from ingest.model import Block, Chunk, ParsedDocument, SourceDocument, chunk_id
-from ingest.settings import ChunkSettings
+from ingest.settings import MAX_TERM_BYTES, ChunkSettings
 
 Span = tuple[int, int]
 
@@ -76,7 +76,9 @@ def chunk_document(doc: SourceDocument, settings: ChunkSettings) -> list[Chunk]:
     words = WordIndex.of(text)
     if not words:
         return []
+    check_terms(text, doc)
     blocks = content_blocks(doc.parsed)
+    check_headings(blocks)
     size = max(settings.size, 1)  # settings are checked on load (≥ 10); never loop on 0
     if settings.chunker == "structure":
         spans = structure_spans(text, blocks, words, size)
@@ -86,11 +88,95 @@ def chunk_document(doc: SourceDocument, settings: ChunkSettings) -> list[Chunk]:
         spans = window_spans(words, size, size - settings.overlap)
     else:
         raise ValueError(f"unknown chunker {settings.chunker!r}")
+    spans = bounded_spans(text, spans, words, settings.max_chunk_bytes)
+    if len(spans) > settings.max_chunks_per_document:
+        raise ChunkLimitExceeded(
+            f"too many chunks: {len(spans)}, over the limit of {settings.max_chunks_per_document} per document "
+            "(chunking.max_chunks_per_document in ingest.toml); split the file or raise the limit"
+        )
     block_starts = [b.start for b in blocks]
     return [
         make_chunk(doc, settings, position, start, end, blocks, block_starts, words)
         for position, (start, end) in enumerate(spans)
     ]
+
+
+# --- limits ---------------------------------------------------------------------------
+# Checked here, before any write, so that every store accepts and refuses the same
+# documents (Elasticsearch would refuse an immense term; SQLite would take anything).
+
+
+class ChunkLimitExceeded(ValueError):
+    """A document its chunks cannot represent within the limits: refused with this reason."""
+
+
+# A run of non-space characters long enough that it may exceed the term limit (≤ 4 bytes a character).
+_LONG_RUN = re.compile(r"(?<!\S)\S{%d,}" % (MAX_TERM_BYTES // 4 + 1))  # from token starts only: linear
+
+
+def _excerpt(value: str) -> str:
+    return repr(value[:40] + ("…" if len(value) > 40 else ""))
+
+
+def check_terms(text: str, doc: SourceDocument) -> None:
+    """Refuse a whitespace-free run of text, or a metadata value stored as one keyword, over
+    Lucene's term limit: it can be neither indexed as one term nor cut without changing it."""
+    for match in _LONG_RUN.finditer(text):
+        size = len(match.group().encode("utf-8"))
+        if size > MAX_TERM_BYTES:
+            raise ChunkLimitExceeded(
+                f"a single token of {size} bytes with no whitespace at characters {match.start()}–{match.end()} "
+                f"({_excerpt(match.group())}) is over the {MAX_TERM_BYTES}-byte term limit of the search index"
+            )
+    meta = doc.meta
+    for name, values in (("title", [meta.title]), ("tags", list(meta.tags)), ("source", [doc.source])):
+        for value in values:
+            if len(value) > MAX_TERM_BYTES // 4 and len(value.encode("utf-8")) > MAX_TERM_BYTES:
+                raise ChunkLimitExceeded(f"{name} {_excerpt(value)} is over the {MAX_TERM_BYTES}-byte term limit of the search index")
+
+
+def check_headings(blocks: Sequence[Block]) -> None:
+    """Headings are stored whole as keywords (section, sections, heading_path): one over the
+    term limit would be refused by Elasticsearch."""
+    seen: set[str] = set()
+    for block in blocks:
+        for heading in block.heading_path:
+            if heading in seen or len(heading) <= MAX_TERM_BYTES // 4:
+                continue
+            seen.add(heading)
+            size = len(heading.encode("utf-8"))
+            if size > MAX_TERM_BYTES:
+                raise ChunkLimitExceeded(
+                    f"a heading of {size} bytes ({_excerpt(heading)}) is over the {MAX_TERM_BYTES}-byte term limit "
+                    "of the search index (headings are stored whole)"
+                )
+
+
+def bounded_spans(text: str, spans: Sequence[Span], words: WordIndex, max_bytes: int) -> list[Span]:
+    """The spans, each one over ``max_bytes`` UTF-8 bytes cut between words into pieces that fit.
+
+    Every word is at most MAX_TERM_BYTES (checked first) and max_bytes is above that, so
+    each piece holds at least one word and the cutting ends.
+    """
+    out: list[Span] = []
+    for start, end in spans:
+        if (end - start) * 4 <= max_bytes or len(text[start:end].encode("utf-8")) <= max_bytes:
+            out.append((start, end))  # the common case: no encoding needed
+            continue
+        piece_start, piece_end, size = None, 0, 0
+        for word_start, word_end in words.spans(start, end):
+            added = len(text[piece_end if piece_start is not None else word_start:word_end].encode("utf-8"))
+            if piece_start is not None and size + added > max_bytes:
+                out.append((piece_start, piece_end))
+                piece_start = None
+                added = len(text[word_start:word_end].encode("utf-8"))
+            if piece_start is None:
+                piece_start, size = word_start, 0
+            size += added
+            piece_end = word_end
+        if piece_start is not None:
+            out.append((piece_start, piece_end))
+    return out
 
 
 # --- blocks ---------------------------------------------------------------------------

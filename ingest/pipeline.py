@@ -20,16 +20,16 @@ import time
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
-from ingest.chunk import chunk_document
-from ingest.corpus import CorpusError, CorpusScan, scan_corpus
+from ingest.chunk import ChunkLimitExceeded, chunk_document
+from ingest.corpus import CorpusError, CorpusScan, read_document, scan_corpus
 from ingest.model import Chunk, DocumentProblems, DocumentRecord, SourceDocument, UnreadableFile
 from ingest.parse import PARSER_VERSION, parse_bytes
-from ingest.settings import ChunkSettings, Settings
+from ingest.settings import ChunkSettings, Settings, SettingsError
 from ingest.store.base import ItemError, Store
 
-ACTIONS = ("new", "changed", "moved", "unchanged", "removed", "rejected")
+ACTIONS = ("new", "changed", "moved", "unchanged", "removed", "rejected", "kept")
 
 
 def settings_fingerprint(chunking: ChunkSettings) -> str:
@@ -65,9 +65,20 @@ class Plan:
     to_remove: list[DocumentRecord] = field(default_factory=list)
     problems: list[DocumentProblems] = field(default_factory=list)
     overrides: list[str] = field(default_factory=list)
+    # sources of problems that are folders, not documents (not counted as rejected documents)
+    folders: frozenset[str] = frozenset()
+    # doc_ids whose new version was rejected (by validation, the chunker or the store):
+    # none of their stored versions is removed by this run
+    held: set[str] = field(default_factory=set)
 
     def count(self, action: str) -> int:
         return sum(1 for item in self.items if item.action == action)
+
+    def set_action(self, key: str, action: str, reason: str) -> None:
+        """Re-mark a planned document once the run knows better (refused, or kept)."""
+        for index, item in enumerate(self.items):
+            if item.key == key:
+                self.items[index] = replace(item, action=action, reason=reason, write=0 if action != "removed" else item.write)
 
 
 def record_for(doc: SourceDocument, chunks: list[Chunk], fingerprint: str) -> DocumentRecord:
@@ -102,10 +113,22 @@ def parsed_document(doc: SourceDocument, root: Path) -> SourceDocument:
     """The document with its body parsed: a scan may have skipped it (bytes already stored)."""
     if doc.parsed is not None:
         return doc
-    data = (Path(root) / doc.source).read_bytes()
+    data = read_document(Path(root) / doc.source)
     if hashlib.sha256(data).hexdigest() != doc.sha256:
         raise UnreadableFile("the file changed while this run was reading it; run again")
     return replace(doc, parsed=parse_bytes(data, doc.source))
+
+
+def with_corpus_limits(chunking: ChunkSettings, corpus: ChunkSettings) -> ChunkSettings:
+    """The chunk settings with ingest.toml's [chunking] limits wherever the caller left a limit
+    at its default (callers build ChunkSettings from --chunker/--size/--overlap alone)."""
+    defaults = ChunkSettings()
+    changes = {
+        name: getattr(corpus, name)
+        for name in ("max_chunk_bytes", "max_chunks_per_document")
+        if getattr(chunking, name) == getattr(defaults, name)
+    }
+    return replace(chunking, **changes) if changes else chunking
 
 
 def plan_sync(
@@ -122,8 +145,9 @@ def plan_sync(
     """
     fingerprint = settings_fingerprint(chunking)
     stored_by_key = {} if full else {r.key: r for r in stored}
-    plan = Plan(problems=list(scan.problems))
-    rejected_sources = {p.source for p in scan.rejected}
+    plan = Plan(problems=list(scan.problems), folders=frozenset(scan.unreadable_folders))
+    # doc_ids with a version in the folder that could not be taken: their stored versions stay
+    held = {p.doc_id for p in scan.rejected if p.doc_id}
     present: set[str] = set()
     for doc in scan.documents:
         key = doc.meta.key
@@ -167,26 +191,58 @@ def plan_sync(
         except (OSError, UnreadableFile) as exc:
             plan.problems.append(DocumentProblems(doc.source, doc.meta.doc_id, (f"{doc.source}: unreadable file: {exc}",)))
             plan.items.append(PlannedDocument("rejected", key, doc.source, str(exc)))
+            held.add(doc.meta.doc_id)
             continue
-        chunks = chunk_document(doc, chunking)
+        try:
+            chunks = chunk_document(doc, chunking)
+        except ChunkLimitExceeded as exc:
+            # Refused before any write, the same way for every store; the stored version stays.
+            plan.problems.append(DocumentProblems(doc.source, doc.meta.doc_id, (f"{doc.source}: {exc}",)))
+            plan.items.append(PlannedDocument("rejected", key, doc.source, str(exc)))
+            held.add(doc.meta.doc_id)
+            continue
         stale = len(set(old.chunk_ids) - {c.chunk_id for c in chunks}) if old else 0
         plan.items.append(PlannedDocument(action, key, doc.source, "; ".join(reasons), len(chunks), stale))
         plan.to_write.append((doc, chunks, old))
+    plan.held = held
+    rejected_sources = frozenset(p.source for p in scan.rejected)
     versions_present: dict[str, list[str]] = {}
     for doc in scan.documents:
         versions_present.setdefault(doc.meta.doc_id, []).append(doc.meta.version)
     for key, old in sorted(stored_by_key.items()):
         if key in present:
             continue
-        if old.source in rejected_sources:
-            # The file is still there but rejected this time: keep what the store holds
-            # rather than drop a document over a metadata typo; the run exits 1.
+        why = keep_reason(old, scan, held, rejected_sources)
+        if why:
+            # What cannot be read or was rejected is a problem (exit 1), never a deletion.
+            plan.items.append(PlannedDocument("kept", key, old.source, why))
             continue
         others = versions_present.get(old.doc_id)
         reason = f"version {old.version} no longer in the folder" + (f" (it has {', '.join(sorted(others))})" if others else "")
         plan.items.append(PlannedDocument("removed", key, old.source, reason, delete=old.chunk_count))
         plan.to_remove.append(old)
     return plan
+
+
+def keep_reason(
+    old: DocumentRecord, scan: CorpusScan, held: set[str], rejected_sources: frozenset[str] | None = None
+) -> str | None:
+    """Why a stored version that is not in the folder's valid documents must stay, or None.
+
+    Its file is still there but rejected or unreadable; it lies under a folder that could
+    not be read; or a new version of its doc_id was rejected: the last good version of a
+    document is never deleted before a replacement is in.
+    """
+    if rejected_sources is None:
+        rejected_sources = frozenset(p.source for p in scan.rejected)
+    if old.source in rejected_sources:
+        return f"{old.source} was rejected this time; the stored version is kept"
+    for folder in scan.unreadable_folders:
+        if old.source.startswith(folder.rstrip("/") + "/"):
+            return f"{folder} could not be read; the stored version is kept"
+    if old.doc_id in held:
+        return f"a new version of {old.doc_id} was rejected; the stored version {old.version} is kept"
+    return None
 
 
 @dataclass
@@ -220,7 +276,7 @@ class RunResult:
                 "moved": plan.count("moved"),
                 "unchanged": plan.count("unchanged"),
                 # problem records of documents (not the one of inventory.yaml itself)
-                "rejected": sum(1 for p in plan.problems if p.source.startswith("documents/")),
+                "rejected": sum(1 for p in plan.problems if p.source.startswith("documents/") and p.source not in plan.folders),
                 "removed": plan.count("removed"),
                 "defaulted_access": self.defaulted_access,
             },
@@ -258,56 +314,70 @@ def _owner() -> str:
     return f"ingest run pid {os.getpid()} on {socket.gethostname()} at {datetime.now(timezone.utc).isoformat(timespec='seconds')}"
 
 
-_writes_left = int(os.environ.get("INGEST_CRASH_AFTER_WRITES", "0") or 0)
+DEFAULT_WRITE_BATCH_CHUNKS = 2000  # chunks per write batch: a few bulk requests, bounded memory
 
 
-def _crash_point() -> None:
-    """Fault injection for the crash tests: SIGKILL ourselves after N store writes.
-
-    Set only by tests (INGEST_CRASH_AFTER_WRITES=N); a no-op otherwise.
-    """
-    global _writes_left
-    if _writes_left > 0:
-        _writes_left -= 1
-        if _writes_left == 0:
-            os.kill(os.getpid(), 9)
+def write_batch_from_env(environ: Mapping[str, str] = os.environ) -> int:
+    """INGEST_WRITE_BATCH_CHUNKS (a tuning knob), else the default; a bad value is a usage error."""
+    raw = (environ.get("INGEST_WRITE_BATCH_CHUNKS") or "").strip()
+    if not raw:
+        return DEFAULT_WRITE_BATCH_CHUNKS
+    if not raw.isdigit() or int(raw) < 1:
+        raise SettingsError(f"INGEST_WRITE_BATCH_CHUNKS must be a whole number ≥ 1; found {raw!r}")
+    return int(raw)
 
 
-# Chunks per write batch: a few bulk requests, bounded memory. Tests make it small to get
-# many crash points in a small corpus.
-BATCH_CHUNKS = int(os.environ.get("INGEST_WRITE_BATCH_CHUNKS", "2000") or 2000)
-
-
-def _batches(plan: Plan) -> Iterable[list[tuple[SourceDocument, list[Chunk], DocumentRecord | None]]]:
+def _batches(plan: Plan, batch_chunks: int) -> Iterable[list[tuple[SourceDocument, list[Chunk], DocumentRecord | None]]]:
     batch: list = []
     size = 0
     for item in plan.to_write:
         batch.append(item)
         size += len(item[1])
-        if size >= BATCH_CHUNKS:
+        if size >= batch_chunks:
             yield batch
             batch, size = [], 0
     if batch:
         yield batch
 
 
-def _write_plan(store: Store, plan: Plan, fingerprint: str, result: RunResult, tick: Callable[[int], None]) -> None:
+def _refusal(doc: SourceDocument, errors: list[ItemError], old: DocumentRecord | None) -> DocumentProblems:
+    first = errors[0]
+    kept = f"; the stored version {old.version} stays searchable" if old else ""
+    more = f" (and {len(errors) - 1} more chunks)" if len(errors) > 1 else ""
+    return DocumentProblems(
+        doc.source, doc.meta.doc_id,
+        (f"{doc.source}: refused by the store: chunk {first.id}: {first.reason}{more}; nothing of {doc.meta.key} was written{kept}",),
+    )
+
+
+def _write_plan(
+    store: Store, plan: Plan, fingerprint: str, result: RunResult, tick: Callable[[int], None], batch_chunks: int
+) -> None:
     """Apply a plan batch by batch: chunks, then records, then what they replace.
 
     A document with a refused chunk gets no record: it stays absent (or as it was), never
-    half-live; its written chunks are removed again.
+    half-live; its written chunks are removed again, it counts as rejected, and no stored
+    version of its doc_id is removed by this run. Versions that left the folder are removed
+    last, after every replacement's chunks and record are in.
     """
-    for batch in _batches(plan):
+    stored_ids: dict[str, set[str]] = {}  # doc_id -> chunk IDs some stored version lists
+    for old in plan.to_remove:
+        stored_ids.setdefault(old.doc_id, set()).update(old.chunk_ids)
+    for batch in _batches(plan, batch_chunks):
         report = store.write_chunks(c for _, chunks, _ in batch for c in chunks)
-        _crash_point()
         result.written += report.written
-        refused = {e.id for e in report.errors}
+        refused: dict[str, ItemError] = {e.id: e for e in report.errors}
         result.errors.extend(report.errors)
         records, stale, undo = [], [], []
         for doc, chunks, old in batch:
             ids = [c.chunk_id for c in chunks]
-            if refused.intersection(ids):
-                undo += [cid for cid in ids if old is None or cid not in old.chunk_ids]
+            errors = [refused[cid] for cid in ids if cid in refused]
+            if errors:
+                keep = set(old.chunk_ids if old else ()) | stored_ids.get(doc.meta.doc_id, set())
+                undo += [cid for cid in ids if cid not in keep]
+                plan.held.add(doc.meta.doc_id)
+                plan.problems.append(_refusal(doc, errors, old))
+                plan.set_action(doc.meta.key, "rejected", f"refused by the store: {errors[0].reason}")
                 continue
             records.append(record_for(doc, chunks, fingerprint))
             if old is not None:
@@ -315,16 +385,19 @@ def _write_plan(store: Store, plan: Plan, fingerprint: str, result: RunResult, t
         if undo:
             store.delete_chunks(undo)
         store.put_documents(records)
-        _crash_point()
         if stale:
             result.deleted += store.delete_chunks(stale)
-            _crash_point()
         tick(len(batch))
+    removals = []
+    for old in plan.to_remove:
+        if old.doc_id in plan.held:
+            plan.set_action(old.key, "kept", f"its replacement was refused; version {old.version} stays")
+        else:
+            removals.append(old)
+    if removals:
+        store.delete_documents([old.key for old in removals])
+        result.deleted += store.delete_chunks([cid for old in removals for cid in old.chunk_ids])
     if plan.to_remove:
-        store.delete_documents([old.key for old in plan.to_remove])
-        _crash_point()
-        result.deleted += store.delete_chunks([cid for old in plan.to_remove for cid in old.chunk_ids])
-        _crash_point()
         tick(len(plan.to_remove))
 
 
@@ -341,15 +414,23 @@ def run(
     allow_empty: bool = False,
     on_file: Callable[[str], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    write_batch_chunks: int | None = None,
 ) -> RunResult:
-    """Validate, chunk and write a corpus to a store; incremental unless ``full``."""
+    """Validate, chunk and write a corpus to a store; incremental unless ``full``.
+
+    ``write_batch_chunks``: chunks per write batch (None: INGEST_WRITE_BATCH_CHUNKS, else 2000).
+    """
     started = time.perf_counter()
+    chunking = with_corpus_limits(chunking, settings.chunking)
+    batch_chunks = write_batch_from_env() if write_batch_chunks is None else write_batch_chunks
+    if batch_chunks < 1:
+        raise SettingsError(f"write batch size must be ≥ 1 chunk; found {batch_chunks}")
     store.check()  # unreachable → StoreUnavailable before anything is read or written
     stored = store.documents()
     # Bytes the store already holds parsed fine before: read only their metadata now.
     known = set() if full else {r.source_sha256 for r in stored}
     scan = scan_corpus(corpus, settings, on_file=on_file, skip_body=known)
-    if scan.seen == 0 and stored and not allow_empty:
+    if scan.seen == 0 and stored and not allow_empty and not scan.unreadable_folders:
         # An unmounted volume or a wrong path looks exactly like "everything was deleted".
         raise CorpusError(
             f"{Path(corpus) / 'documents'} holds no documents but the store holds {len(stored)}; "
@@ -377,20 +458,22 @@ def run(
             result = RunResult(store.name, plan, scan.seen, defaulted_access=scan.defaulted_access)
             old_keys = {r.key: r for r in store.documents()}  # read again under the lock
             with store.full_rebuild() as fresh:
-                _write_plan(fresh, plan, fingerprint, result, _ticker(progress, len(plan.to_write)))
+                _write_plan(fresh, plan, fingerprint, result, _ticker(progress, len(plan.to_write)), batch_chunks)
+                rebuilt = {i.key for i in plan.items if i.action in ("new", "changed", "moved")}
+                carried = _carry_over(store, fresh, [old for key, old in old_keys.items() if key not in rebuilt], scan, plan)
                 fresh.set_meta(_meta(settings, chunking, store.analysis))
-            rebuilt = {doc.meta.key for doc, _, _ in plan.to_write}
-            new_ids = {c.chunk_id for _, chunks, _ in plan.to_write for c in chunks}
+            new_ids = {c.chunk_id for doc, chunks, _ in plan.to_write if doc.meta.key in rebuilt for c in chunks}
+            new_ids.update(cid for old in carried for cid in old.chunk_ids)
             result.deleted = sum(1 for old in old_keys.values() for cid in old.chunk_ids if cid not in new_ids)
             for key, old in old_keys.items():
-                if key not in rebuilt:
+                if key not in rebuilt and old not in carried:
                     plan.items.append(PlannedDocument("removed", key, old.source, "not in the rebuilt index", delete=old.chunk_count))
         else:
             repaired = repair(store)
             plan = plan_sync(scan, store.documents(), chunking, accept_edits=accept_edits)
             result = RunResult(store.name, plan, scan.seen, repaired=repaired, defaulted_access=scan.defaulted_access)
             steps = len(plan.to_write) + len(plan.to_remove)
-            _write_plan(store, plan, fingerprint, result, _ticker(progress, steps))
+            _write_plan(store, plan, fingerprint, result, _ticker(progress, steps), batch_chunks)
             meta = _meta(settings, chunking, store.analysis)
             stored_meta = store.get_meta()
             if steps or any(stored_meta.get(k) != v for k, v in meta.items() if k != "built_at"):
@@ -399,6 +482,27 @@ def run(
         result.total = store.counts()["totals"]["chunks"]
     result.elapsed_s = time.perf_counter() - started
     return result
+
+
+def _carry_over(old_store: Store, fresh: Store, candidates: list[DocumentRecord], scan: CorpusScan, plan: Plan) -> list[DocumentRecord]:
+    """In a full rebuild, copy into the new store the stored versions this run must keep
+    (unreadable, rejected or refused replacements): a rebuild never loses a good version."""
+    carried = []
+    rejected_sources = frozenset(p.source for p in scan.rejected)
+    for old in candidates:
+        why = keep_reason(old, scan, plan.held, rejected_sources)
+        if why is None:
+            continue
+        chunks = old_store.document_chunks(old.doc_id, old.version)
+        if {c.chunk_id for c in chunks} != set(old.chunk_ids):
+            continue  # incomplete in the old store: nothing good to keep
+        report = fresh.write_chunks(chunks)
+        if report.errors:
+            continue
+        fresh.put_documents([old])
+        carried.append(old)
+        plan.items.append(PlannedDocument("kept", old.key, old.source, why))
+    return carried
 
 
 def _ticker(progress: Callable[[int, int], None] | None, total: int) -> Callable[[int], None]:
@@ -464,10 +568,16 @@ class VerifyResult:
     incomplete_documents: list[str]
     problems: list[DocumentProblems]
     edited_in_folder: list[str] = field(default_factory=list)  # bytes differ from the stored version
+    # "doc@version: field (store …, folder …)": the store's record or chunks say other metadata
+    # (access, dates, status, title, superseded_by, tags) than the folder
+    metadata_mismatch: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not (self.untraceable or self.missing_in_store or self.stale_in_store or self.orphan_chunks or self.incomplete_documents)
+        return not (
+            self.untraceable or self.missing_in_store or self.stale_in_store or self.orphan_chunks
+            or self.incomplete_documents or self.metadata_mismatch
+        )
 
     def to_json(self) -> dict:
         return {
@@ -478,6 +588,7 @@ class VerifyResult:
             "orphan_chunks": self.orphan_chunks,
             "incomplete_documents": self.incomplete_documents,
             "edited_in_folder": self.edited_in_folder,
+            "metadata_mismatch": self.metadata_mismatch,
             "rejected": [p.to_json() for p in self.problems],
         }
 
@@ -492,12 +603,29 @@ def verify(corpus: Path, store: Store, settings: Settings, on_file: Callable[[st
     # cite the bytes the store indexed, so they are reported as such, not as untraceable.
     edited = sorted(d.meta.key for d in scan.documents if d.meta.key in records and records[d.meta.key].source_sha256 != d.sha256)
     listed = {cid for r in records.values() for cid in r.chunk_ids}
+    # What the folder says each version's metadata is, as stored values (record_for's form).
+    expected = {doc.meta.key: record_for(doc, [], "") for doc in scan.documents}
+    mismatched: dict[str, dict[str, tuple]] = {}
+
+    def compare(key: str, stored: object) -> None:
+        want = expected.get(key)
+        if want is None:
+            return
+        for name in METADATA_FIELDS:
+            have = tuple(getattr(stored, name)) if name == "tags" else getattr(stored, name)
+            should = tuple(getattr(want, name)) if name == "tags" else getattr(want, name)
+            if have != should:
+                mismatched.setdefault(key, {}).setdefault(name, (have, should))
+
+    for key, record in records.items():
+        compare(key, record)
     untraceable, orphans, count = [], [], 0
     present: set[str] = set()
     for chunk in store.iter_chunks():
         count += 1
         present.add(chunk.chunk_id)
         key = f"{chunk.doc_id}@{chunk.version}"
+        compare(key, chunk)
         text = texts.get(key)
         if key in edited:
             pass
@@ -508,7 +636,13 @@ def verify(corpus: Path, store: Store, settings: Settings, on_file: Callable[[st
     incomplete = sorted(k for k, r in records.items() if not set(r.chunk_ids) <= present)
     missing = sorted(doc.source for doc in scan.documents if doc.meta.key not in records)
     stale = sorted(k for k in records if k not in texts)
-    return VerifyResult(count, sorted(untraceable), missing, stale, sorted(orphans), incomplete, list(scan.problems), edited)
+    mismatch = [
+        f"{key}: " + "; ".join(f"{name} (store {have!r}, folder {should!r})" for name, (have, should) in sorted(fields.items()))
+        for key, fields in sorted(mismatched.items())
+    ]
+    return VerifyResult(
+        count, sorted(untraceable), missing, stale, sorted(orphans), incomplete, list(scan.problems), edited, mismatch
+    )
 
 
 def parse_as_of(value: str | None) -> date | None:

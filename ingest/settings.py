@@ -28,16 +28,29 @@ class SettingsError(Exception):
     """ingest.toml is malformed or inconsistent: a configuration error (exit 2)."""
 
 
+# Lucene refuses a single term longer than this many UTF-8 bytes ("immense term"): a
+# heading (a keyword field) or a whitespace-free run of text this long is refused by the
+# chunker, for every store alike.
+MAX_TERM_BYTES = 32_766
+DEFAULT_MAX_CHUNK_BYTES = 65_536  # a chunk longer than this is split between words
+DEFAULT_MAX_CHUNKS_PER_DOCUMENT = 20_000  # more is refused: not a document, a flood
+
+
 @dataclass(frozen=True)
 class ChunkSettings:
     chunker: str = "structure"
     size: int = 200  # words: the target for structure, the window for fixed and overlap
     overlap: int = 40  # words shared by consecutive windows (overlap chunker)
+    max_chunk_bytes: int = DEFAULT_MAX_CHUNK_BYTES  # UTF-8 bytes of one chunk's text
+    max_chunks_per_document: int = DEFAULT_MAX_CHUNKS_PER_DOCUMENT
 
     def describe(self) -> str:
-        if self.chunker == "overlap":
-            return f"overlap:{self.size}:{self.overlap}"
-        return f"{self.chunker}:{self.size}"
+        base = f"overlap:{self.size}:{self.overlap}" if self.chunker == "overlap" else f"{self.chunker}:{self.size}"
+        # The byte limit shapes chunks, so it is part of what they were built with; the
+        # default is left out so records built before the limit existed stay unchanged.
+        if self.max_chunk_bytes != DEFAULT_MAX_CHUNK_BYTES:
+            base += f":bytes{self.max_chunk_bytes}"
+        return base
 
 
 @dataclass(frozen=True)
@@ -82,7 +95,7 @@ KNOWN_KEYS = {
     "access": {"labels", "default"},
     "roles": None,  # any role name
     "metadata": {"required", "patterns"},
-    "chunking": {"chunker", "size", "overlap"},
+    "chunking": {"chunker", "size", "overlap", "max_chunk_bytes", "max_chunks_per_document"},
     "search": {"language"},
 }
 
@@ -165,6 +178,10 @@ def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> 
         chunker=chunker,
         size=_integer(chunk.get("size", 200), "chunking.size", origin),
         overlap=_integer(chunk.get("overlap", 40), "chunking.overlap", origin),
+        max_chunk_bytes=_integer(chunk.get("max_chunk_bytes", DEFAULT_MAX_CHUNK_BYTES), "chunking.max_chunk_bytes", origin),
+        max_chunks_per_document=_integer(
+            chunk.get("max_chunks_per_document", DEFAULT_MAX_CHUNKS_PER_DOCUMENT), "chunking.max_chunks_per_document", origin
+        ),
     )
     check_chunking(chunking, origin)
     language = (data.get("search", {}) or {}).get("language", DEFAULT_LANGUAGE)
@@ -186,5 +203,12 @@ def check_chunking(chunking: ChunkSettings, origin: str = "options") -> None:
         raise SettingsError(f"{origin}: unknown chunker {chunking.chunker!r}; choose one of {', '.join(CHUNKERS)}")
     if chunking.size < 10:
         raise SettingsError(f"{origin}: chunk size {chunking.size} is below 10 words")
+    if chunking.max_chunk_bytes <= MAX_TERM_BYTES:
+        # Every word a chunk may hold must fit in one chunk, or splitting could not end.
+        raise SettingsError(
+            f"{origin}: chunking.max_chunk_bytes {chunking.max_chunk_bytes} must be above Lucene's term limit of {MAX_TERM_BYTES} bytes"
+        )
+    if chunking.max_chunks_per_document < 1:
+        raise SettingsError(f"{origin}: chunking.max_chunks_per_document {chunking.max_chunks_per_document} must be ≥ 1")
     if chunking.chunker == "overlap" and not 0 <= chunking.overlap < chunking.size:
         raise SettingsError(f"{origin}: overlap {chunking.overlap} must be ≥ 0 and below the size {chunking.size}")

@@ -211,8 +211,9 @@ def test_sigkill_after_each_kind_of_write_then_a_normal_run_repairs(tmp_path, ta
     subprocess.run(_cli("run", str(corpus), *target.args(), "--json"), check=True, capture_output=True)
     _change_folder(corpus, 1)
     killed = subprocess.run(
-        _cli("run", str(corpus), *target.args(), "--json"), capture_output=True,
-        env={**os.environ, "INGEST_CRASH_AFTER_WRITES": str(crash_after), "INGEST_WRITE_BATCH_CHUNKS": "1"},
+        [sys.executable, "-m", "tests.crash_run", str(crash_after), "run", str(corpus), *target.args(), "--json"],
+        capture_output=True, cwd=Path(__file__).resolve().parents[1],
+        env={**os.environ, "INGEST_WRITE_BATCH_CHUNKS": "1"},
     )
     assert killed.returncode == -signal.SIGKILL
     done = subprocess.run(_cli("run", str(corpus), *target.args(), "--json"), capture_output=True, text=True)
@@ -257,3 +258,156 @@ def test_two_concurrent_runs_never_interleave(tmp_path, target):
     store = target.open(corpus)
     assert pipeline.verify(corpus, store, load_settings(corpus)).ok
     store.close()
+
+
+# --- never lose the last good version -------------------------------------------------------
+
+def over_the_chunk_cap(corpus: Path) -> str:
+    """Cap chunks per document at 8 (ingest.toml) and return text that gives a document more:
+    a version the chunker refuses after the scan accepted it."""
+    (corpus / "ingest.toml").write_text("[chunking]\nmax_chunks_per_document = 8\n", encoding="utf-8")
+    return "\n" + "\n\n".join(f"## Extra {i}\n\nMore words in part {i}." for i in range(12)) + "\n"
+
+
+def _searchable(store, doc_id: str) -> set[str]:
+    return {h.chunk.version for h in store.search(doc_id.replace("-", " "), ("public", "partner", "staff"), None, top=200) if h.chunk.doc_id == doc_id}
+
+
+@pytest.mark.parametrize("new_path", ["folder0/doc0.md", "elsewhere/doc0-v2.md"])
+def test_a_refused_new_version_keeps_the_old_one_searchable(corpus, store, new_path):
+    run(corpus, store)
+    before = {r.key: r for r in store.documents()}
+    if new_path != "folder0/doc0.md":
+        (corpus / "documents/folder0/doc0.md").unlink()
+    write_doc(corpus, new_path, "doc-0", version="2", extra=over_the_chunk_cap(corpus))
+    write_doc(corpus, "folder1/doc1.md", "doc-1", version="2", salt="fine")  # an ordinary bump beside it
+    result = run(corpus, store)
+    data = result.to_json()
+    assert not result.ok
+    actions = {i.key: i.action for i in result.plan.items if i.action != "unchanged"}
+    assert actions == {"doc-0@2": "rejected", "doc-0@1": "kept", "doc-1@2": "new", "doc-1@1": "removed"}
+    assert data["documents"]["indexed"] == 1 and data["documents"]["rejected"] == 1 and data["documents"]["removed"] == 1
+    [problem] = result.plan.problems
+    assert problem.source == f"documents/{new_path}" and "too many chunks" in problem.problems[0]
+    after = {r.key: r for r in store.documents()}
+    assert after["doc-0@1"] == before["doc-0@1"] and "doc-0@2" not in after
+    assert {c.chunk_id for c in store.document_chunks("doc-0")} == set(before["doc-0@1"].chunk_ids)
+    assert _searchable(store, "doc-0") == {"1"}
+    # Once the new version is fixed, it replaces the old one.
+    write_doc(corpus, new_path, "doc-0", version="2")
+    fixed = run(corpus, store)
+    assert fixed.ok and {i.key: i.action for i in fixed.plan.items if i.action != "unchanged"} == {"doc-0@2": "new", "doc-0@1": "removed"}
+    assert {c.version for c in store.document_chunks("doc-0")} == {"2"}
+
+
+def test_a_full_rebuild_keeps_the_last_good_version_of_a_refused_document(corpus, store):
+    run(corpus, store)
+    old = {r.key: r for r in store.documents()}["doc-0@1"]
+    write_doc(corpus, "folder0/doc0.md", "doc-0", version="2", extra=over_the_chunk_cap(corpus))
+    result = run(corpus, store, full=True)
+    assert not result.ok and result.to_json()["documents"]["indexed"] == 5
+    assert {i.key: i.action for i in result.plan.items if i.key.startswith("doc-0")} == {"doc-0@2": "rejected", "doc-0@1": "kept"}
+    assert {r.key: r for r in store.documents()}["doc-0@1"] == old
+    assert {c.chunk_id for c in store.document_chunks("doc-0")} == set(old.chunk_ids)
+
+
+def test_a_document_whose_new_version_fails_validation_elsewhere_keeps_its_stored_version(corpus, store):
+    run(corpus, store)
+    (corpus / "documents/folder0/doc0.md").unlink()
+    write_doc(corpus, "v2/doc0.md", "doc-0", version="2", access="no-such-label")
+    result = run(corpus, store)
+    assert [i.action for i in result.plan.items if i.key == "doc-0@1"] == ["kept"]
+    assert "doc-0@1" in {r.key for r in store.documents()}
+    # Deleting the document for real (no file claims doc-0 any more) removes it.
+    (corpus / "documents/v2/doc0.md").unlink()
+    gone = run(corpus, store)
+    assert gone.ok and [i.action for i in gone.plan.items if i.key == "doc-0@1"] == ["removed"]
+
+
+@pytest.mark.elasticsearch
+def test_a_version_elasticsearch_refuses_keeps_the_old_one_and_counts_as_rejected(tmp_path, es_url, es_prefix):
+    """A store-level refusal (the strict mapping refuses a field on one chunk of the new
+    version): nothing of it is written, the stored version stays searchable. (The same in
+    --full is covered by the chunker's refusal above: a full rebuild's fresh store is a
+    plain ElasticsearchStore, without this test's hook.)"""
+    full = False
+    from ingest.store.elasticsearch import ElasticsearchStore
+
+    class RefusesVersion2(ElasticsearchStore):
+        def chunk_source(self, chunk):
+            source = super().chunk_source(chunk)
+            if chunk.doc_id == "doc-0" and chunk.version == "2" and chunk.position == 1:
+                source["injected"] = "not in the mapping"
+            return source
+
+    corpus = make_corpus(tmp_path / "corpus")
+    settings = load_settings(corpus)
+    store = RefusesVersion2(es_url, prefix=es_prefix, settings=settings)
+    try:
+        assert run(corpus, store).ok
+        old = {r.key: r for r in store.documents()}["doc-0@1"]
+        write_doc(corpus, "folder0/doc0.md", "doc-0", version="2", salt="new wording")
+        result = run(corpus, store, full=full)
+        data = result.to_json()
+        assert not result.ok
+        assert {i.key: i.action for i in result.plan.items if i.key.startswith("doc-0")} == {"doc-0@2": "rejected", "doc-0@1": "kept"}
+        assert data["documents"]["rejected"] == 1 and data["documents"]["indexed"] == (5 if full else 0)
+        [problem] = data["problems"]
+        assert problem["source"] == "documents/folder0/doc0.md"
+        assert "refused by the store" in problem["problems"][0] and "strict_dynamic_mapping_exception" in problem["problems"][0]
+        assert {r.key: r for r in store.documents()}["doc-0@1"] == old and "doc-0@2" not in {r.key for r in store.documents()}
+        assert {c.chunk_id for c in store.document_chunks("doc-0")} == set(old.chunk_ids)
+        assert _searchable(store, "doc-0") == {"1"}
+    finally:
+        store.close()
+
+
+def test_verify_fails_when_the_store_says_other_metadata_than_the_folder(corpus, store):
+    run(corpus, store)
+    assert pipeline.verify(corpus, store, load_settings(corpus)).metadata_mismatch == []
+    # The inventory moves doc-0 from public to staff and retitles it; the store still says public.
+    (corpus / "inventory.yaml").write_text("folder0/doc0.md:\n  access: staff\n", encoding="utf-8")
+    write_doc(corpus, "folder0/doc0.md", "doc-0").write_text(
+        (corpus / "documents/folder0/doc0.md").read_text(encoding="utf-8").replace("access: public\n", ""), encoding="utf-8"
+    )
+    check = pipeline.verify(corpus, store, load_settings(corpus))
+    assert not check.ok
+    assert check.metadata_mismatch == ["doc-0@1: access (store 'public', folder 'staff')"]
+    assert check.to_json()["metadata_mismatch"] == check.metadata_mismatch
+    # A run with --accept-edits (the bytes changed: the access line left the file) brings the store in line.
+    assert run(corpus, store, accept_edits=True).ok
+    assert pipeline.verify(corpus, store, load_settings(corpus)).ok
+
+
+def test_write_batch_size_is_an_argument_and_a_bad_environment_value_is_a_usage_error(corpus, tmp_path):
+    from ingest.settings import SettingsError
+
+    store = SQLiteStore(tmp_path / "batch.sqlite")
+    assert run(corpus, store, write_batch_chunks=1).ok
+    with pytest.raises(SettingsError, match="at least 1|≥ 1"):
+        run(corpus, store, write_batch_chunks=0)
+    store.close()
+    assert pipeline.write_batch_from_env({}) == pipeline.DEFAULT_WRITE_BATCH_CHUNKS
+    assert pipeline.write_batch_from_env({"INGEST_WRITE_BATCH_CHUNKS": "7"}) == 7
+    done = subprocess.run(
+        _cli("run", str(corpus), "--store", f"sqlite:///{tmp_path / 'cli.sqlite'}", "--json"), capture_output=True, text=True,
+        env={**os.environ, "INGEST_WRITE_BATCH_CHUNKS": "abc"},
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "INGEST_WRITE_BATCH_CHUNKS must be a whole number" in json.loads(done.stdout)["error"]
+
+
+def test_no_crash_hook_in_the_product():
+    source = Path(pipeline.__file__).read_text(encoding="utf-8")
+    assert "INGEST_CRASH_AFTER_WRITES" not in source and "os.kill" not in source
+
+
+def test_the_cli_applies_the_chunk_limits_of_ingest_toml(corpus, tmp_path):
+    write_doc(corpus, "folder0/doc0.md", "doc-0", extra=over_the_chunk_cap(corpus))
+    done = subprocess.run(
+        _cli("run", str(corpus), "--store", f"sqlite:///{tmp_path / 'cli.sqlite'}", "--size", "50", "--json"),
+        capture_output=True, text=True,
+    )
+    data = json.loads(done.stdout)
+    assert done.returncode == 1 and data["documents"]["rejected"] == 1 and data["documents"]["indexed"] == 5
+    assert "over the limit of 8 per document" in data["problems"][0]["problems"][0]

@@ -19,6 +19,7 @@ lock always expires.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -38,8 +39,6 @@ from ingest.store.base import (
     FIELD_WEIGHTS,
     AmbiguousPrefix,
     ChunkNotFound,
-    ItemError,
-    StoreError,
     StoreLocked,
     StoreUnavailable,
     WriteReport,
@@ -128,6 +127,37 @@ def _chunk_to_row(chunk: Chunk) -> tuple:
     return tuple(json.dumps(data[c]) if c in JSON_COLUMNS else data[c] for c in CHUNK_COLUMNS)
 
 
+def _read_only(path: Path) -> bool:
+    """The store file, or the folder it (or its WAL side files) would be written in, cannot be written."""
+    folder = path.parent if path.parent.exists() else next((p for p in path.parents if p.exists()), Path("/"))
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return True
+    except OSError:
+        return False
+    return not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK))
+
+
+def _trouble(name: str, exc: BaseException, doing: str, path: Path | None = None) -> StoreUnavailable:
+    """One clear line for a SQLite or file system failure (exit 3), never a traceback."""
+    text = str(exc) if not isinstance(exc, OSError) else (exc.strerror or str(exc))
+    low = text.lower()
+    if "full" in low or getattr(exc, "errno", None) == errno.ENOSPC:
+        hint = "the disk is full; free space and run again (the next run repairs what this one left)"
+    elif (
+        "readonly" in low or "read-only" in low or getattr(exc, "errno", None) in (errno.EROFS, errno.EACCES, errno.EPERM)
+        or (path is not None and _read_only(path))
+    ):
+        hint = "the store file or its folder is read-only (or not ours to write); use a writable --store path"
+    elif "malformed" in low or "not a database" in low or "corrupt" in low:
+        hint = "the store file is damaged; move it aside and rebuild with `ingest run CORPUS --full`"
+    elif "locked" in low or "busy" in low:
+        hint = "another process holds the database; try again"
+    else:
+        hint = "check the path and the disk"
+    return StoreUnavailable(f"{name}: {doing} failed: {text}; {hint}")
+
+
 class SQLiteStore:
     def __init__(
         self, path: str | os.PathLike, *, create: bool = True, language: str = DEFAULT_LANGUAGE, _bulk: bool = False
@@ -149,13 +179,15 @@ class SQLiteStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        except (sqlite3.Error, OSError) as exc:
+            raise _trouble(self.name, exc, "opening the SQLite store", self.path) from None
+        try:
             self._prepare(conn)
+            if self._bulk:
+                conn.execute("BEGIN")
         except sqlite3.Error as exc:
-            raise StoreUnavailable(f"{self.name}: cannot open the SQLite store: {exc}") from None
-        except OSError as exc:
-            raise StoreUnavailable(f"{self.name}: cannot create the store folder: {exc}") from None
-        if self._bulk:
-            conn.execute("BEGIN")
+            conn.close()
+            raise _trouble(self.name, exc, "opening the SQLite store", self.path) from None
         self._conn = conn
         return conn
 
@@ -189,10 +221,14 @@ class SQLiteStore:
 
     def close(self) -> None:
         if self._conn is not None:
-            if self._conn.in_transaction:
-                self._conn.commit()
-            self._conn.close()
-            self._conn = None
+            conn, self._conn = self._conn, None
+            try:
+                if conn.in_transaction:
+                    conn.commit()
+            except sqlite3.Error as exc:
+                raise _trouble(self.name, exc, "committing") from None
+            finally:
+                conn.close()
 
     def refresh(self) -> None:
         """Nothing to do: SQLite reads see committed writes at once."""
@@ -201,21 +237,38 @@ class SQLiteStore:
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         conn = self._connect()
         if self._bulk or conn.in_transaction:
-            yield conn
+            try:
+                yield conn
+            except sqlite3.Error as exc:
+                raise _trouble(self.name, exc, "writing", self.path) from None
             return
-        conn.execute("BEGIN IMMEDIATE")
         try:
-            yield conn
-        except BaseException:
-            conn.rollback()
-            raise
-        conn.commit()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.commit()
+            except BaseException:
+                if conn.in_transaction:
+                    conn.rollback()
+                raise
+        except sqlite3.Error as exc:
+            # Disk full, read-only, damaged: the transaction is rolled back whole, and the
+            # run stops with one line (exit 3); the next run repairs from a consistent file.
+            raise _trouble(self.name, exc, "writing", self.path) from None
 
     @contextmanager
     def lock(self, owner: str, wait_s: float = 0.0) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        """The write lock: an flock on a stable side file (never the database file, which a
+        full rebuild replaces). Whatever was read before it is read again after it: the
+        connection is closed before waiting and opened afresh once the lock is ours, so a
+        run that waited for a ``--full`` rebuild writes into the new file, not the old one."""
+        self.close()
         lock_path = self.path.with_name(self.path.name + ".lock")
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise _trouble(self.name, exc, f"creating the lock file {lock_path}", self.path) from None
         deadline = time.monotonic() + wait_s
         try:
             while True:
@@ -230,8 +283,12 @@ class SQLiteStore:
                             "(a killed run's lock is released at once)"
                         ) from None
                     time.sleep(0.2)
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, owner.encode(), 0)
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, owner.encode(), 0)
+            except OSError:
+                pass  # the holder's name is a courtesy for messages; the flock is the lock
+            self.close()  # a run that waited may hold a connection to a file replaced meanwhile
             yield
         finally:
             os.close(fd)  # closing drops the flock
@@ -243,17 +300,29 @@ class SQLiteStore:
         try:
             new.set_meta(self.get_meta() if self.path.exists() else {})
             yield new
-            new._conn.commit()
-            new._conn.execute("PRAGMA journal_mode=WAL")
-            new.close()
+            try:
+                new._conn.commit()
+                new._conn.execute("PRAGMA journal_mode=WAL")
+                new._conn.close()
+                new._conn = None
+            except sqlite3.Error as exc:
+                raise _trouble(self.name, exc, "finishing the rebuilt store") from None
             self.close()
             # Old WAL side files belong to the old file: drop them before the rename.
             for suffix in ("-wal", "-shm"):
                 Path(str(self.path) + suffix).unlink(missing_ok=True)
-            os.replace(tmp, self.path)
+            try:
+                os.replace(tmp, self.path)
+            except OSError as exc:
+                raise _trouble(self.name, exc, "replacing the store with the rebuilt one") from None
         except BaseException:
-            new.close()
-            tmp.unlink(missing_ok=True)
+            # Journal off while building: a failed build is thrown away whole, never renamed
+            # over the good file (which stays as it was).
+            if new._conn is not None:
+                new._conn.close()
+                new._conn = None
+            for leftover in (tmp, Path(f"{tmp}-journal"), Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+                leftover.unlink(missing_ok=True)
             raise
         self.name = f"sqlite:///{self.path}"
 
@@ -261,9 +330,7 @@ class SQLiteStore:
     def documents(self) -> list[DocumentRecord]:
         if not self.path.exists():
             return []
-        rows = self._connect().execute(
-            f"SELECT {', '.join(DOC_COLUMNS)} FROM documents ORDER BY doc_id, version"
-        ).fetchall()
+        rows = self._read(f"SELECT {', '.join(DOC_COLUMNS)} FROM documents ORDER BY doc_id, version")
         out = []
         for row in rows:
             data = dict(zip(DOC_COLUMNS, row))
@@ -301,13 +368,12 @@ class SQLiteStore:
         marks = ", ".join("?" * len(CHUNK_COLUMNS))
         with self._transaction() as conn:
             for chunk in chunks:
-                try:
-                    # Delete then insert (not REPLACE) so the FTS delete trigger fires.
-                    conn.execute("DELETE FROM chunks WHERE chunk_id = ?", (chunk.chunk_id,))
-                    conn.execute(f"INSERT INTO chunks ({cols}) VALUES ({marks})", _chunk_to_row(chunk))
-                    report.written += 1
-                except sqlite3.Error as exc:
-                    report.errors.append(ItemError(chunk.chunk_id, str(exc)))
+                # Delete then insert (not REPLACE) so the FTS delete trigger fires. A failure
+                # here is the store's (disk full, read-only, damaged), not the chunk's: it
+                # ends the transaction and the run (limits on chunks are the chunker's).
+                conn.execute("DELETE FROM chunks WHERE chunk_id = ?", (chunk.chunk_id,))
+                conn.execute(f"INSERT INTO chunks ({cols}) VALUES ({marks})", _chunk_to_row(chunk))
+                report.written += 1
         return report
 
     def delete_chunks(self, chunk_ids: Iterable[str]) -> int:
@@ -421,4 +487,4 @@ class SQLiteStore:
         try:
             return self._connect().execute(sql, params).fetchall()
         except sqlite3.Error as exc:
-            raise StoreError(f"{self.name}: {exc}") from None
+            raise _trouble(self.name, exc, "reading") from None
