@@ -733,7 +733,7 @@ def verify(
             emit_json({**data, "store": connection.display})
         else:
             out.print(f"chunks checked: {result.chunks}")
-            for name in ("untraceable", "missing_in_store", "stale_in_store", "orphan_chunks", "incomplete_documents"):
+            for name in ("untraceable", "missing_in_store", "stale_in_store", "orphan_chunks", "incomplete_documents", "metadata_mismatch"):
                 values = data[name]
                 if quiet and not values:
                     continue
