@@ -202,6 +202,8 @@ class RunResult:
     defaulted_access: int = 0
     elapsed_s: float = 0.0
     dry_run: bool = False
+    access_changes: list[str] = field(default_factory=list)  # aliases re-pointed to follow [roles]
+    warnings: list[str] = field(default_factory=list)  # problems after the writes; counts stay true
 
     @property
     def ok(self) -> bool:
@@ -229,6 +231,8 @@ class RunResult:
             "errors": [{"id": e.id, "reason": e.reason} for e in self.errors],
             "overrides": list(plan.overrides),
             "repaired": self.repaired,
+            "access_repaired": self.access_changes,
+            "warnings": self.warnings,
             "plan": [item.to_json() for item in plan.items if item.action != "unchanged"],
             "elapsed_s": round(self.elapsed_s, 3),
         }
@@ -345,6 +349,8 @@ def run(
     """Validate, chunk and write a corpus to a store; incremental unless ``full``."""
     started = time.perf_counter()
     store.check()  # unreachable → StoreUnavailable before anything is read or written
+    # Access follows [roles] on every run, before anything else (a dry run only reports).
+    access_changes = store.reconcile_access(settings.roles, check=dry_run, full=full)
     stored = store.documents()
     # Bytes the store already holds parsed fine before: read only their metadata now.
     known = set() if full else {r.source_sha256 for r in stored}
@@ -364,6 +370,7 @@ def run(
         # Rewritten IDs (moves, metadata changes) replace themselves: only new IDs add up.
         added = sum(len({c.chunk_id for c in chunks} - set(old.chunk_ids if old else ())) for _, chunks, old in plan.to_write)
         result.total = result.written if full else store.counts()["totals"]["chunks"] - result.deleted + added
+        result.access_changes = access_changes
         result.elapsed_s = time.perf_counter() - started
         return result
 
@@ -393,6 +400,8 @@ def run(
                 store.set_meta(meta)
             store.refresh()
         result.total = store.counts()["totals"]["chunks"]
+    result.access_changes = access_changes
+    result.warnings = list(getattr(store, "warnings", []))  # e.g. the lock release failed after the writes
     result.elapsed_s = time.perf_counter() - started
     return result
 
