@@ -204,3 +204,19 @@ def test_failed_lock_renewals_lose_the_lock_loudly_while_a_second_run_waits(prox
     finally:
         store_b.close()
         slow_a.close()
+
+
+def test_a_500_on_one_bulk_request_is_reported_per_item_never_a_silent_success(proxy, es_url, es_prefix):
+    from tests.helpers import make_chunk
+
+    chunks = [make_chunk("five-hundred", "1", p, f"words {p}") for p in range(3)]
+    proxy.add(r"/_bulk", "status", times=1, status=500)
+    store = ElasticsearchStore(proxy.url, prefix=es_prefix, settings=SETTINGS, **FAST)
+    try:
+        report = store.write_chunks(chunks)
+        assert report.written == 0
+        assert sorted(e.id for e in report.errors) == sorted(c.chunk_id for c in chunks)
+        assert all("500" in e.reason for e in report.errors)
+        assert store.write_chunks(chunks).written == 3  # the next attempt lands
+    finally:
+        store.close()

@@ -632,3 +632,13 @@ def test_a_lease_that_ran_out_unrenewed_stops_the_run(make_es_store, es_prefix):
             store._guard.lease_until = time.monotonic() - 1  # as if no renewal had landed for a whole TTL
             store.write_chunks(WARRANTY[1:2])
     assert [k[0] for k in store.chunk_keys()] == [WARRANTY[0].chunk_id]
+
+
+def test_an_immense_term_is_a_refused_item_with_elasticsearchs_reason(make_es_store):
+    store = make_es_store()
+    immense = make_chunk("huge", "1", 0, "a normal text", section="s" * 40000)  # `section` is a keyword: one term
+    report = store.write_chunks([*WARRANTY, immense])
+    assert report.written == 3
+    [error] = report.errors
+    assert error.id == immense.chunk_id and "immense term" in error.reason
+    assert store.document_chunks("huge") == []
