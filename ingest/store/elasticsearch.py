@@ -817,10 +817,21 @@ class ElasticsearchStore:
                     continue
                 targets[chunk.chunk_id] = index
                 actions.append({"_op_type": "index", "_index": index, "_id": chunk.chunk_id, "_source": self.chunk_source(chunk)})
-            # A chunk whose label changed (same ID) must leave its old label's index.
-            for chunk_id, index in self._locate(list(targets)):
-                if index != targets[chunk_id]:
-                    actions.append({"_op_type": "delete", "_index": index, "_id": chunk_id})
+            # A chunk whose label changed (same ID) leaves its old label's index first: a copy
+            # left under the old label would stay readable by roles the new label excludes (and
+            # the record, listing the ID, would never show it as an orphan). A copy that cannot be
+            # removed refuses that chunk; one removed but not yet rewritten is missing, which the
+            # next run's repair notices.
+            moves = [
+                {"_op_type": "delete", "_index": index, "_id": chunk_id}
+                for chunk_id, index in self._locate(list(targets))
+                if index != targets[chunk_id]
+            ]
+            if moves:
+                _, move_errors = self._bulk(moves)
+                stuck = {e.id for e in move_errors}
+                report.errors.extend(ItemError(e.id, f"its copy under its old access label could not be removed: {e.reason}") for e in move_errors)
+                actions = [a for a in actions if a["_id"] not in stuck]
             written, errors = self._bulk(actions)
             report.written += written
             report.errors.extend(errors)
