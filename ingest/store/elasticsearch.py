@@ -253,11 +253,11 @@ class ElasticsearchStore:
         return self.timeout if deadline is None else max(0.5, deadline - time.monotonic())
 
     @contextmanager
-    def _operation(self) -> Iterator[float]:
+    def _operation(self, seconds: float | None = None) -> Iterator[float]:
         """One deadline for an operation and every request nested in it."""
         outer = getattr(self._local, "deadline", None)
         if outer is None:
-            self._local.deadline = time.monotonic() + self.timeout
+            self._local.deadline = time.monotonic() + (self.timeout if seconds is None else seconds)
         try:
             yield self._local.deadline
         finally:
@@ -324,7 +324,10 @@ class ElasticsearchStore:
 
     def close(self) -> None:
         try:
-            self.refresh()
+            with self._operation(min(SHORT_TIMEOUT_S, self.timeout)):
+                self.refresh()
+        except StoreError as exc:
+            self.warnings.append(f"the final refresh failed ({exc}); Elasticsearch makes the writes searchable at its next refresh")
         finally:
             if self._owns_client:
                 self._client.close()
@@ -555,7 +558,8 @@ class ElasticsearchStore:
             self._guard = None
             if completed:
                 try:
-                    self.refresh()
+                    with self._operation(min(SHORT_TIMEOUT_S, self.timeout)):
+                        self.refresh()
                 except StoreError as exc:
                     self.warnings.append(f"written, but the final refresh failed ({exc}); Elasticsearch makes the writes searchable at its next refresh")
             self._release(guard)
@@ -674,6 +678,7 @@ class ElasticsearchStore:
     def _release(self, guard: _LockGuard) -> None:
         """Delete our lock document; a failure is a warning (the lease runs out by itself)."""
         client = self._client.options(request_timeout=min(SHORT_TIMEOUT_S, self.timeout), max_retries=0)
+        give_up = time.monotonic() + min(SHORT_TIMEOUT_S, self.timeout)
         for attempt in range(3):
             try:
                 client.delete(
@@ -684,7 +689,7 @@ class ElasticsearchStore:
             except (ConflictError, NotFoundError):
                 return  # taken over after expiry: not ours to delete
             except Exception as exc:  # noqa: BLE001 - reported as a warning below
-                if attempt == 2:
+                if attempt == 2 or time.monotonic() + 0.2 * 2**attempt >= give_up:
                     self.warnings.append(
                         f"could not release the write lock on prefix {self.prefix!r} ({self._unavailable(exc)}); "
                         f"it expires by itself at {guard.expires_at} (at once for a run on this host once this process ends)"
