@@ -191,7 +191,11 @@ def test_failed_lock_renewals_lose_the_lock_loudly_while_a_second_run_waits(prox
 
     thread = threading.Thread(target=run_a)
     thread.start()
-    assert a_started.wait(30)
+    # B starts once A writes (or already stopped: on a loaded machine its lease may run out first).
+    for _ in range(600):
+        if a_started.is_set() or not thread.is_alive():
+            break
+        time.sleep(0.1)
     store_b = ElasticsearchStore(es_url, prefix=es_prefix, settings=SETTINGS)
     try:
         result_b = pipeline.run(folder_b, store_b, SETTINGS, SETTINGS.chunking, lock_wait_s=30, allow_empty=True)

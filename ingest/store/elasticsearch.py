@@ -434,7 +434,9 @@ class ElasticsearchStore:
             self._documents_index = self.documents_index(self._build)
             return
         self._refuse_foreign_names(self.settings.roles)
-        layout = self._read_layout() or _Layout({}, self.documents_index(new_build()), [], [])
+        layout = self._read_layout() or _Layout({}, "", [], [])
+        if not layout.documents:  # nothing live yet (or only a first --full that was killed)
+            layout.documents = self.documents_index(new_build())
         build = _build_of(layout.documents)
         for label in self.settings.labels:
             layout.chunks.setdefault(label, self.chunk_index(label, build))
@@ -467,7 +469,7 @@ class ElasticsearchStore:
         roles = self.settings.roles if roles is None else roles
         self._refuse_foreign_names(roles)
         layout = self._read_layout()
-        if layout is None:
+        if layout is None or not layout.documents:
             return []
         drift = [] if full else self._check_mappings(layout.chunks, layout.documents, report=check)
         actions, changes = self._access_plan(layout, roles, check=check)
@@ -712,7 +714,8 @@ class ElasticsearchStore:
         old = self._read_layout()
         # Recorded as owned before they exist: a killed rebuild leaves only indices the next
         # full run knows to delete.
-        pending = old or _Layout(dict(new_labels), new_documents, [], [])
+        # (A first build has no live layout yet: nothing to put behind the aliases until the switch.)
+        pending = old or _Layout({}, "", [], [])
         pending = dataclasses.replace(pending, owned=sorted({*pending.owned, *new_indices}))
         self._record_layout(pending)
         try:
