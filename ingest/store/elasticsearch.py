@@ -17,6 +17,16 @@ an alias equal an index; the label is recovered from an index name as the part b
 ``_`` after ``P-chunks`` and the last ``_`` (builds contain no ``_``). Labels and roles must be
 lowercase slugs (``[a-z0-9][a-z0-9._-]*``) because Elasticsearch index and alias names are lowercase.
 
+Ownership: the meta document ``layout`` records every concrete index this prefix created; only
+those are deleted or put behind its aliases (names are matched exactly, never by wildcard), so a
+prefix that starts with another one (``kb``, ``kb-chunks_eu``) never touches the other's indices.
+Every run first calls :meth:`ElasticsearchStore.reconcile_access`, which makes each role alias
+cover exactly what ``[roles]`` allows and takes foreign indices out of our aliases.
+
+The write lock (``P-meta``, _id ``lock``) carries a random token; it is renewed with retries and
+checked before every write batch, so a run that lost it stops (StoreLocked) and never writes again.
+``timeout`` bounds every operation against a cluster that stops answering.
+
 Access is separated by index: a chunk lives only in its label's index, so a key allowed to read
 ``P-chunks-public`` alone cannot reach a staff chunk by search or by ID. Searches additionally
 filter ``access`` inside the query.
