@@ -518,6 +518,8 @@ def run(
                     out.print(f"[yellow]! override[/yellow] {safe(line)}")
                 if not strict_refused:
                     _print_plan(result, dry_run, verbose)
+            for change in data.get("access_repaired") or ():
+                out.print(f"[yellow]access repaired:[/yellow] {safe(change)}")
             d, c = data["documents"], data["chunks"]
             repaired = data["repaired"]
             if repaired and any(repaired.values()):
@@ -733,7 +735,7 @@ def verify(
             emit_json({**data, "store": connection.display})
         else:
             out.print(f"chunks checked: {result.chunks}")
-            for name in ("untraceable", "missing_in_store", "stale_in_store", "orphan_chunks", "incomplete_documents", "metadata_mismatch"):
+            for name in ("untraceable", "missing_in_store", "stale_in_store", "orphan_chunks", "incomplete_documents", "metadata_mismatch", "access_layout"):
                 values = data[name]
                 if quiet and not values:
                     continue

@@ -258,6 +258,8 @@ class RunResult:
     defaulted_access: int = 0
     elapsed_s: float = 0.0
     dry_run: bool = False
+    access_changes: list[str] = field(default_factory=list)  # aliases re-pointed to follow [roles]
+    warnings: list[str] = field(default_factory=list)  # problems after the writes; counts stay true
 
     @property
     def ok(self) -> bool:
@@ -285,6 +287,8 @@ class RunResult:
             "errors": [{"id": e.id, "reason": e.reason} for e in self.errors],
             "overrides": list(plan.overrides),
             "repaired": self.repaired,
+            "access_repaired": self.access_changes,
+            "warnings": self.warnings,
             "plan": [item.to_json() for item in plan.items if item.action != "unchanged"],
             "elapsed_s": round(self.elapsed_s, 3),
         }
@@ -426,6 +430,8 @@ def run(
     if batch_chunks < 1:
         raise SettingsError(f"write batch size must be ≥ 1 chunk; found {batch_chunks}")
     store.check()  # unreachable → StoreUnavailable before anything is read or written
+    # Access follows [roles] on every run, before anything else (a dry run only reports).
+    access_changes = store.reconcile_access(settings.roles, check=dry_run, full=full)
     stored = store.documents()
     # Bytes the store already holds parsed fine before: read only their metadata now.
     known = set() if full else {r.source_sha256 for r in stored}
@@ -448,6 +454,7 @@ def run(
         # Rewritten IDs (moves, metadata changes) replace themselves: only new IDs add up.
         added = sum(len({c.chunk_id for c in chunks} - set(old.chunk_ids if old else ())) for _, chunks, old in plan.to_write)
         result.total = result.written if full else store.counts()["totals"]["chunks"] - result.deleted + added
+        result.access_changes = access_changes
         result.elapsed_s = time.perf_counter() - started
         return result
 
@@ -480,6 +487,8 @@ def run(
                 store.set_meta(meta)
             store.refresh()
         result.total = store.counts()["totals"]["chunks"]
+    result.access_changes = access_changes
+    result.warnings = list(getattr(store, "warnings", []))  # e.g. the lock release failed after the writes
     result.elapsed_s = time.perf_counter() - started
     return result
 
@@ -571,12 +580,14 @@ class VerifyResult:
     # "doc@version: field (store …, folder …)": the store's record or chunks say other metadata
     # (access, dates, status, title, superseded_by, tags) than the folder
     metadata_mismatch: list[str] = field(default_factory=list)
+    # role aliases that do not match [roles], foreign indices in them, mappings changed by hand
+    access_layout: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return not (
             self.untraceable or self.missing_in_store or self.stale_in_store or self.orphan_chunks
-            or self.incomplete_documents or self.metadata_mismatch
+            or self.incomplete_documents or self.metadata_mismatch or self.access_layout
         )
 
     def to_json(self) -> dict:
@@ -589,6 +600,7 @@ class VerifyResult:
             "incomplete_documents": self.incomplete_documents,
             "edited_in_folder": self.edited_in_folder,
             "metadata_mismatch": self.metadata_mismatch,
+            "access_layout": self.access_layout,
             "rejected": [p.to_json() for p in self.problems],
         }
 
@@ -596,6 +608,7 @@ class VerifyResult:
 def verify(corpus: Path, store: Store, settings: Settings, on_file: Callable[[str], None] | None = None) -> VerifyResult:
     """Re-parse every source; every stored chunk must equal its characters; folder and store agree."""
     store.check()
+    access_layout = store.reconcile_access(settings.roles, check=True)  # reports, changes nothing
     scan = scan_corpus(corpus, settings, on_file=on_file)
     texts = {doc.meta.key: doc.parsed.text for doc in scan.documents}
     records = {r.key: r for r in store.documents()}
@@ -641,7 +654,8 @@ def verify(corpus: Path, store: Store, settings: Settings, on_file: Callable[[st
         for key, fields in sorted(mismatched.items())
     ]
     return VerifyResult(
-        count, sorted(untraceable), missing, stale, sorted(orphans), incomplete, list(scan.problems), edited, mismatch
+        count, sorted(untraceable), missing, stale, sorted(orphans), incomplete, list(scan.problems), edited, mismatch,
+        access_layout,
     )
 
 

@@ -10,7 +10,7 @@ import time
 from datetime import date, datetime, timedelta, timezone
 
 import pytest
-from elasticsearch import Elasticsearch, NotFoundError
+from elasticsearch import BadRequestError, Elasticsearch, NotFoundError
 
 import ingest.store.elasticsearch as es_store
 from ingest.model import chunk_id
@@ -452,3 +452,196 @@ def test_roles_and_labels_from_settings_shape_the_aliases(make_es_store, es_url,
         assert client.indices.exists_alias(name=f"{es_prefix}-chunks-guest")
     finally:
         client.close()
+
+
+# --- issue 12: access follows [roles], owned names, a lock held or lost loudly, truthful errors ---
+
+from ingest import pipeline  # noqa: E402 - section appended for the failure guarantees
+from ingest.store.base import QueryTooLarge, StoreConfigError  # noqa: E402
+from tests.corpus_builder import make_corpus  # noqa: E402
+
+WIDE = Settings(roles={"public": ("public", "partner"), "partner": ("public", "partner"), "staff": ALL})
+TIGHT = Settings(roles={"public": ("public",), "partner": ("public", "partner"), "staff": ALL})
+
+
+def public_reads(client, prefix, chunk):
+    """What the public alias gives for a partner chunk: by search and by GET."""
+    hits = client.search(index=f"{prefix}-chunks-public", query={"term": {"access": "partner"}}, size=100)["hits"]["hits"]
+    try:
+        by_get = client.get(index=f"{prefix}-chunks-public", id=chunk)["found"]
+    except NotFoundError:
+        by_get = False
+    except BadRequestError:  # an alias over several indices cannot GET by ID
+        by_get = None
+    return len(hits), by_get
+
+
+def test_tightened_roles_are_applied_by_an_unchanged_run(tmp_path, make_es_store, es_url, es_prefix):
+    corpus = make_corpus(tmp_path / "corpus")
+    assert pipeline.run(corpus, make_es_store(WIDE), WIDE, WIDE.chunking).ok
+    client = Elasticsearch(es_url)
+    try:
+        partner = next(c for c in make_es_store(WIDE).iter_chunks() if c.access == "partner").chunk_id
+        assert public_reads(client, es_prefix, partner) != (0, False)  # the wide roles let public read partner
+        result = pipeline.run(corpus, make_es_store(TIGHT), TIGHT, TIGHT.chunking)
+        assert result.ok and result.plan.count("unchanged") == 6 and result.written == 0
+        assert any("chunks-public" in line and "partner" in line for line in result.access_changes)
+        assert result.to_json()["access_repaired"] == result.access_changes
+        assert public_reads(client, es_prefix, partner) == (0, False)
+        assert pipeline.run(corpus, make_es_store(TIGHT), TIGHT, TIGHT.chunking).access_changes == []
+    finally:
+        client.close()
+
+
+def test_a_staff_index_added_to_the_public_alias_by_hand_is_removed_by_the_next_run(tmp_path, make_es_store, es_url, es_prefix):
+    corpus = make_corpus(tmp_path / "corpus")
+    settings = Settings()
+    assert pipeline.run(corpus, make_es_store(settings), settings, settings.chunking).ok
+    client = Elasticsearch(es_url)
+    try:
+        [staff_index] = client.indices.get_alias(index=f"{es_prefix}-chunks_staff_*")
+        client.indices.update_aliases(actions=[{"add": {"index": staff_index, "alias": f"{es_prefix}-chunks-public"}}])
+        assert client.search(index=f"{es_prefix}-chunks-public", query={"term": {"access": "staff"}})["hits"]["hits"]
+        checked = make_es_store(settings).reconcile_access(check=True)  # the form verify uses: reports only
+        assert checked == [f"alias {es_prefix}-chunks-public covers {staff_index} ([roles] does not let 'public' read 'staff')"]
+        assert client.search(index=f"{es_prefix}-chunks-public", query={"term": {"access": "staff"}})["hits"]["hits"]
+        result = pipeline.run(corpus, make_es_store(settings), settings, settings.chunking)
+        assert result.ok and result.written == 0
+        assert result.access_changes == [f"removed {staff_index} from alias {es_prefix}-chunks-public ([roles] does not let 'public' read 'staff')"]
+        assert client.search(index=f"{es_prefix}-chunks-public", query={"term": {"access": "staff"}})["hits"]["hits"] == []
+    finally:
+        client.close()
+
+
+def test_an_index_of_someone_else_in_our_alias_is_removed_not_deleted(make_es_store, es_url, es_prefix):
+    store = make_es_store()
+    store.write_chunks(WARRANTY)
+    client = Elasticsearch(es_url)
+    foreign = f"{es_prefix}-x-other-team"
+    try:
+        client.indices.create(index=foreign, mappings={"properties": {"text": {"type": "text"}, "access": {"type": "keyword"}}})
+        client.index(index=foreign, document={"text": "warranty from another team", "access": "public"}, refresh=True)
+        client.indices.update_aliases(actions=[{"add": {"index": foreign, "alias": f"{es_prefix}-chunks-public"}}])
+        # Its shard cannot sort on chunk_id: an error with the shard's reason, never "no hits".
+        with pytest.raises(StoreUnavailable, match="shards failed"):
+            store.search("warranty", ["public"], None, role="public")
+        changes = make_es_store().reconcile_access()
+        assert changes == [f"removed {foreign} from alias {es_prefix}-chunks-public ({foreign} is not an index of prefix {es_prefix!r})"]
+        assert client.indices.exists(index=foreign)  # not ours: left in place, only out of our alias
+        assert sorted(ids(store.search("warranty", ["public"], None, role="public"))) == sorted(c.chunk_id for c in WARRANTY)
+    finally:
+        client.close()
+
+
+def test_nested_prefixes_never_touch_each_other(tmp_path, es_url, es_prefix, make_es_store):
+    outer, inner = es_prefix, f"{es_prefix}-chunks_eu"  # like `kb` and `kb-chunks_eu`
+    corpus = make_corpus(tmp_path / "corpus")
+    settings = Settings()
+    client = Elasticsearch(es_url)
+    try:
+        for prefix in (inner, outer):
+            assert pipeline.run(corpus, make_es_store(settings, prefix=prefix), settings, settings.chunking).ok
+        inner_indices = set(client.indices.get(index=f"{inner}-*"))
+        inner_chunks = sorted(make_es_store(settings, prefix=inner).chunk_keys())
+        assert len(inner_indices) == 5 and inner_chunks
+        for _ in range(2):
+            assert pipeline.run(corpus, make_es_store(settings, prefix=outer), settings, settings.chunking, full=True).ok
+        assert set(client.indices.get(index=f"{inner}-*")) == inner_indices
+        assert sorted(make_es_store(settings, prefix=inner).chunk_keys()) == inner_chunks
+        assert client.get(index=f"{inner}-meta", id="meta")["found"]
+        outer_store = make_es_store(settings, prefix=outer)
+        assert sorted(outer_store.chunk_keys()) == inner_chunks  # same corpus, same IDs, own indices
+        assert all(not i.startswith(f"{inner}-") for i in client.indices.get_alias(name=f"{outer}-chunks"))
+        assert make_es_store(settings, prefix=inner).reconcile_access() == []
+        assert outer_store.reconcile_access() == []
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("name", ["chunks", "documents", "chunks-public"])
+def test_an_index_under_one_of_our_alias_names_is_refused_and_nothing_is_left(tmp_path, es_url, es_prefix, make_es_store, name):
+    client = Elasticsearch(es_url)
+    try:
+        client.indices.create(index=f"{es_prefix}-{name}")
+        corpus = make_corpus(tmp_path / "corpus")
+        settings = Settings()
+        for full in (False, True):
+            with pytest.raises(StoreConfigError, match=f"{es_prefix}-{name} already exist as indices") as err:
+                pipeline.run(corpus, make_es_store(settings), settings, settings.chunking, full=full)
+            assert "--index-prefix" in str(err.value)
+            assert set(client.indices.get(index=f"{es_prefix}-*")) == {f"{es_prefix}-{name}"}
+    finally:
+        client.close()
+
+
+def test_a_label_index_recreated_by_hand_with_another_mapping_is_refused_before_writing(tmp_path, es_url, es_prefix, make_es_store):
+    corpus = make_corpus(tmp_path / "corpus")
+    settings = Settings()
+    assert pipeline.run(corpus, make_es_store(settings), settings, settings.chunking).ok
+    client = Elasticsearch(es_url)
+    try:
+        [public_index] = client.indices.get_alias(index=f"{es_prefix}-chunks_public_*")
+        body = es_store.load_index_body("chunks")
+        body["mappings"]["properties"]["text"] = {"type": "keyword"}
+        client.indices.delete(index=public_index)
+        client.indices.create(index=public_index, mappings=body["mappings"])
+        (corpus / "documents" / "folder0" / "doc0.md").unlink()  # a change: the run must write
+        with pytest.raises(StoreConfigError, match=r"field text is keyword, ingest expects text.*ingest run --full"):
+            pipeline.run(corpus, make_es_store(settings), settings, settings.chunking)
+        # --full rebuilds it with the right mapping; the changed build is dropped.
+        result = pipeline.run(corpus, make_es_store(settings), settings, settings.chunking, full=True)
+        assert result.ok and not client.indices.exists(index=public_index)
+        assert pipeline.verify(corpus, make_es_store(settings), settings).ok
+    finally:
+        client.close()
+
+
+def test_a_query_of_thousands_of_distinct_words_is_a_usage_error(make_es_store):
+    store = make_es_store()
+    store.write_chunks(WARRANTY)
+    with pytest.raises(QueryTooLarge, match="5000 distinct words"):
+        store.search(" ".join(f"w{i}" for i in range(5000)), ["public"], None, role="public")
+    assert isinstance(QueryTooLarge("x"), StoreConfigError)  # exit 2 in the CLI
+
+
+def test_a_taken_over_lock_stops_the_run_before_its_next_write(make_es_store, es_url, es_prefix):
+    first, second = make_es_store(), make_es_store()
+    client = Elasticsearch(es_url)
+    try:
+        with first.lock("first-run"):
+            first.write_chunks(WARRANTY[:1])
+            # Its lease gone (as after failed renewals past expiry) and a second run in:
+            client.delete(index=f"{es_prefix}-meta", id="lock", refresh=True)
+            with second.lock("second-run"):
+                with pytest.raises(StoreLocked, match=f"lost the write lock on prefix '{es_prefix}'.*taken over by second-run"):
+                    first.write_chunks(WARRANTY[1:2])
+                with pytest.raises(StoreLocked):  # and it never writes again
+                    first.put_documents([record_for(WARRANTY)])
+                second.write_chunks(STAFF)
+        # No lock leaked: the taken-over run released nothing of the other run's, and the other released its own.
+        with make_es_store().lock("third-run"):
+            pass
+    finally:
+        client.close()
+    assert sorted(k[0] for k in second.chunk_keys()) == sorted([WARRANTY[0].chunk_id, STAFF[0].chunk_id])
+    assert second.documents() == []
+
+
+def test_a_lease_that_ran_out_unrenewed_stops_the_run(make_es_store, es_prefix):
+    store = make_es_store(lock_ttl_s=60)
+    with pytest.raises(StoreLocked, match="lease ran out"):
+        with store.lock("slow-run"):
+            store.write_chunks(WARRANTY[:1])
+            store._guard.lease_until = time.monotonic() - 1  # as if no renewal had landed for a whole TTL
+            store.write_chunks(WARRANTY[1:2])
+    assert [k[0] for k in store.chunk_keys()] == [WARRANTY[0].chunk_id]
+
+
+def test_an_immense_term_is_a_refused_item_with_elasticsearchs_reason(make_es_store):
+    store = make_es_store()
+    immense = make_chunk("huge", "1", 0, "a normal text", section="s" * 40000)  # `section` is a keyword: one term
+    report = store.write_chunks([*WARRANTY, immense])
+    assert report.written == 3
+    [error] = report.errors
+    assert error.id == immense.chunk_id and "immense term" in error.reason
+    assert store.document_chunks("huge") == []

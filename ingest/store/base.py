@@ -16,7 +16,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Iterable, Protocol, Sequence
+from typing import Iterable, Mapping, Protocol, Sequence
 
 from ingest.model import Chunk, DocumentRecord, Hit
 
@@ -44,6 +44,10 @@ class StoreConfigError(StoreError):
 
 class StoreLocked(StoreError):
     """Another run holds the write lock on this store/prefix (exit 2)."""
+
+
+class QueryTooLarge(StoreConfigError):
+    """A search query with more distinct terms than the store can run: a usage error (exit 2)."""
 
 
 class ChunkNotFound(StoreError):
@@ -145,6 +149,16 @@ class Store(Protocol):
     def counts(self) -> dict[str, dict[str, int]]:
         """{"access": {...}, "status": {...}, "format": {...}, "version": {...}} over chunks, plus
         "totals": {"chunks": n, "documents": n}."""
+
+    # --- access ------------------------------------------------------------
+    def reconcile_access(
+        self, roles: Mapping[str, Sequence[str]] | None = None, *, check: bool = False, full: bool = False
+    ) -> list[str]:
+        """Make what each role can read match ``roles`` (default: the store's settings) before
+        anything else in a run; one line per change made (``check``: per mismatch, nothing
+        changed; ``full``: the run rebuilds everything). Raises StoreConfigError when the store
+        cannot be used safely as it is. A store whose access does not live in its layout
+        (SQLite) returns []."""
 
     # --- run metadata -----------------------------------------------------
     def get_meta(self) -> dict[str, str]: ...

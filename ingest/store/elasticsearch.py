@@ -17,6 +17,16 @@ an alias equal an index; the label is recovered from an index name as the part b
 ``_`` after ``P-chunks`` and the last ``_`` (builds contain no ``_``). Labels and roles must be
 lowercase slugs (``[a-z0-9][a-z0-9._-]*``) because Elasticsearch index and alias names are lowercase.
 
+Ownership: the meta document ``layout`` records every concrete index this prefix created; only
+those are deleted or put behind its aliases (names are matched exactly, never by wildcard), so a
+prefix that starts with another one (``kb``, ``kb-chunks_eu``) never touches the other's indices.
+Every run first calls :meth:`ElasticsearchStore.reconcile_access`, which makes each role alias
+cover exactly what ``[roles]`` allows and takes foreign indices out of our aliases.
+
+The write lock (``P-meta``, _id ``lock``) carries a random token; it is renewed with retries and
+checked before every write batch, so a run that lost it stops (StoreLocked) and never writes again.
+``timeout`` bounds every operation against a cluster that stops answering.
+
 Access is separated by index: a chunk lives only in its label's index, so a key allowed to read
 ``P-chunks-public`` alone cannot reach a staff chunk by search or by ID. Searches additionally
 filter ``access`` inside the query.
@@ -55,6 +65,7 @@ reads on an empty cluster find nothing instead of creating anything.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -65,13 +76,15 @@ import time
 from contextlib import contextmanager
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from elasticsearch import (
     ApiError,
     AuthenticationException,
     AuthorizationException,
     ConflictError,
+    ConnectionError,
+    ConnectionTimeout,
     Elasticsearch,
     NotFoundError,
     TransportError,
@@ -87,6 +100,7 @@ from ingest.store.base import (
     AmbiguousPrefix,
     ChunkNotFound,
     ItemError,
+    QueryTooLarge,
     StoreConfigError,
     StoreError,
     StoreLocked,
@@ -113,6 +127,11 @@ SEARCH_FIELDS = tuple(
     f"{field}^{weight:g}" if field == "text" else f"{field}.text^{weight:g}" for field, weight in FIELD_WEIGHTS.items()
 )
 EXACT_FIELDS = tuple(f"{field}.{EXACT_FIELD}^{weight:g}" for field, weight in FIELD_WEIGHTS.items())
+LAYOUT_ID = "layout"  # meta document: the concrete indices this prefix owns (see "Ownership")
+BUILD_PATTERN = r"\d{8}t\d{6}-[0-9a-f]{6}"  # exactly what new_build() makes
+DEFAULT_TIMEOUT_S = 30.0
+SHORT_TIMEOUT_S = 5.0  # check(), lock release and refresh after a failure: the lock expires anyway
+MAX_QUERY_TERMS = 1000  # x 3 searched fields stays under Elasticsearch's default 4096 clauses
 
 T = TypeVar("T")
 
@@ -193,6 +212,29 @@ def search_body(
     }
 
 
+@dataclasses.dataclass
+class _Layout:
+    """What one prefix owns (recorded in the meta index, document ``layout``)."""
+
+    chunks: dict[str, str]  # label -> live concrete chunk index
+    documents: str  # live documents index
+    owned: list[str]  # every concrete index this prefix created (live build, half-built ones)
+    roles: list[str]  # roles whose aliases ingest made (so a role dropped from [roles] loses its alias)
+
+
+@dataclasses.dataclass
+class _LockGuard:
+    """The write lock one run took, as its writes see it (shared with the rebuild's store)."""
+
+    owner: str
+    token: str  # random, in the lock document: "still ours" means "still this token"
+    acquired_at: datetime
+    held: dict[str, int]  # seq_no / primary_term of our lock document (for conditional writes)
+    lease_until: float  # time.monotonic() by which the lease runs out (with a margin) unless renewed
+    expires_at: str  # the lease end written in the lock document
+    lost: str | None = None  # why the run no longer holds it; never reset
+
+
 class ElasticsearchStore:
     """Chunks, document records and run metadata in Elasticsearch (see the module docstring)."""
 
@@ -207,6 +249,7 @@ class ElasticsearchStore:
         max_retries: int = 5,
         initial_backoff: float = 0.5,
         request_timeout: float = 30.0,
+        timeout: float = DEFAULT_TIMEOUT_S,
         client: Elasticsearch | None = None,
         build: str | None = None,
     ):
@@ -220,6 +263,9 @@ class ElasticsearchStore:
         self.lock_ttl_s = lock_ttl_s
         self.max_retries = max_retries
         self.initial_backoff = initial_backoff
+        # The longest one store operation (a request and its retries, or a bulk write making no
+        # progress) waits for a cluster that does not answer before StoreUnavailable.
+        self.timeout = timeout
         for kind, names in (("access label", self.settings.labels), ("role", self.settings.roles)):
             for name in names:
                 if not NAME_PART.match(name):
@@ -230,7 +276,8 @@ class ElasticsearchStore:
         if not NAME_PART.match(prefix):
             raise SettingsError(f"index prefix {prefix!r}: use lowercase letters, digits, '.', '_' and '-'")
         self._owns_client = client is None
-        self.es = client or _connect(self.url, request_timeout)
+        self._client = client or _connect(self.url, min(request_timeout, timeout))
+        self._local = threading.local()  # the current operation's deadline (per thread)
         # A pinned build: this object writes to and reads from that build's concrete indices
         # (used inside full_rebuild). None: the live layout behind the aliases.
         self._build = build
@@ -238,6 +285,31 @@ class ElasticsearchStore:
         self._documents_index: str | None = None
         self._dirty: set[str] = set()  # indices written since the last refresh
         self._meta_mapping_checked = False
+        self._guard: _LockGuard | None = None  # the write lock this run holds (checked before writes)
+        # Problems after the writes (lock release, final refresh): reported, counts intact.
+        self.warnings: list[str] = []
+
+    @property
+    def es(self) -> Elasticsearch:
+        """The client for one request: no client-side retries (ours are in _call and _bulk) and a
+        request timeout bounded by what is left of the current operation's deadline."""
+        return self._client.options(request_timeout=self._remaining(), max_retries=0)
+
+    def _remaining(self) -> float:
+        deadline = getattr(self._local, "deadline", None)
+        return self.timeout if deadline is None else max(0.5, deadline - time.monotonic())
+
+    @contextmanager
+    def _operation(self, seconds: float | None = None) -> Iterator[float]:
+        """One deadline for an operation and every request nested in it."""
+        outer = getattr(self._local, "deadline", None)
+        if outer is None:
+            self._local.deadline = time.monotonic() + (self.timeout if seconds is None else seconds)
+        try:
+            yield self._local.deadline
+        finally:
+            if outer is None:
+                self._local.deadline = None
 
     # --- names ---------------------------------------------------------------------------
     @property
@@ -262,15 +334,17 @@ class ElasticsearchStore:
         return f"{self.prefix}-documents_{build}"
 
     def label_of_index(self, index: str) -> str | None:
-        head = f"{self.prefix}-chunks_"
-        if not index.startswith(head) or "_" not in index[len(head):]:
-            return None
-        return index[len(head):].rsplit("_", 1)[0]
+        """The label of one of this prefix's chunk indices, matched exactly (build suffix format)."""
+        found = re.fullmatch(re.escape(f"{self.prefix}-chunks_") + r"([a-z0-9][a-z0-9._-]*)_" + BUILD_PATTERN, index)
+        return found[1] if found else None
 
-    def desired_aliases(self, label_index: dict[str, str], documents_index: str) -> set[tuple[str, str]]:
+    def desired_aliases(
+        self, label_index: dict[str, str], documents_index: str, roles: Mapping[str, Sequence[str]] | None = None
+    ) -> set[tuple[str, str]]:
         """(index, alias) pairs of a complete layout for the configured labels and roles."""
+        roles = self.settings.roles if roles is None else roles
         pairs = {(index, self.all_alias) for index in label_index.values()}
-        for role, labels in self.settings.roles.items():
+        for role, labels in roles.items():
             pairs |= {(label_index[label], self.role_alias(role)) for label in labels if label in label_index}
         pairs.add((documents_index, self.documents_alias))
         return pairs
@@ -287,7 +361,7 @@ class ElasticsearchStore:
     # --- lifecycle -----------------------------------------------------------------------
     def check(self) -> None:
         try:
-            self.es.options(request_timeout=5, max_retries=0).cluster.health()
+            self._client.options(request_timeout=min(SHORT_TIMEOUT_S, self.timeout), max_retries=0).cluster.health()
         except AuthorizationException:
             # Answered and authenticated: credentials that may read a role alias only (the
             # real-world reader) lack the cluster privilege `monitor`; what they may read decides.
@@ -297,10 +371,13 @@ class ElasticsearchStore:
 
     def close(self) -> None:
         try:
-            self.refresh()
+            with self._operation(min(SHORT_TIMEOUT_S, self.timeout)):
+                self.refresh()
+        except StoreError as exc:
+            self.warnings.append(f"the final refresh failed ({exc}); Elasticsearch makes the writes searchable at its next refresh")
         finally:
             if self._owns_client:
-                self.es.close()
+                self._client.close()
 
     def refresh(self) -> None:
         """Make everything written so far searchable."""
@@ -309,6 +386,89 @@ class ElasticsearchStore:
         indices = ",".join(sorted(self._dirty))
         self._call(lambda: self.es.indices.refresh(index=indices, ignore_unavailable=True))
         self._dirty.clear()
+
+    # --- layout and ownership ------------------------------------------------------------
+    # The meta document LAYOUT_ID records the concrete indices this prefix owns: the live build
+    # (label -> index, documents index) and every index it created (a half-built rebuild of a
+    # killed run included). Only recorded indices are ever deleted, created under an alias, or
+    # kept in one of this prefix's aliases; names are never matched by wildcard, so a prefix
+    # that starts with another (``kb`` and ``kb-chunks_eu``) can never touch the other's indices.
+
+    def _read_layout(self) -> _Layout | None:
+        """The recorded layout; for a prefix written by an older ingest, the one its aliases
+        show (exact names only); None when the prefix holds nothing yet."""
+        found = self._call(lambda: self.es.get(index=self.meta_index, id=LAYOUT_ID), missing=None)
+        if found:
+            values = found["_source"]["values"]
+            return _Layout(dict(values["chunks"]), values["documents"], list(values["owned"]), list(values.get("roles", [])))
+        chunk_name = re.compile(re.escape(f"{self.prefix}-chunks_") + r"([a-z0-9][a-z0-9._-]*)_" + BUILD_PATTERN + r"\Z")
+        documents_name = re.compile(re.escape(f"{self.prefix}-documents_") + BUILD_PATTERN + r"\Z")
+        chunks: dict[str, str] = {}
+        documents: list[str] = []
+        for index, alias in self._alias_rows([self.all_alias, self.documents_alias]):
+            match = chunk_name.match(index)
+            if alias == self.all_alias and match and (match[1] in self.settings.labels or "_" not in match[1]):
+                chunks[match[1]] = index
+            elif alias == self.documents_alias and documents_name.match(index):
+                documents.append(index)
+        if not documents:
+            return None
+        documents_index = max(documents)
+        return _Layout(chunks, documents_index, sorted({*chunks.values(), documents_index}), [])
+
+    def _record_layout(self, layout: _Layout) -> None:
+        self._assert_lock()
+        document = {"values": dataclasses.asdict(layout)}
+        self._call(lambda: self.es.index(index=self.meta_index, id=LAYOUT_ID, document=document, refresh=True))
+
+    def _alias_rows(self, names: Sequence[str]) -> list[tuple[str, str]]:
+        """(index, alias) for these exact alias names (missing ones are simply absent)."""
+        rows = self._call(lambda: self.es.cat.aliases(name=",".join(names), format="json", expand_wildcards="all").body, missing=[])
+        return [(row["index"], row["alias"]) for row in rows if row.get("alias") in names]
+
+    def _existing(self, indices: Sequence[str]) -> dict[str, set[str]]:
+        """Which of these concrete indices exist, with their aliases."""
+        if not indices:
+            return {}
+        found = self._call(lambda: self.es.indices.get_alias(index=",".join(indices), ignore_unavailable=True).body, missing={})
+        return {index: set(spec.get("aliases", {})) for index, spec in found.items() if index in indices}
+
+    def _refuse_foreign_names(self, roles: Iterable[str]) -> None:
+        """Concrete indices that carry the names of this prefix's aliases belong to someone else:
+        refuse before anything is created or written."""
+        names = [self.all_alias, self.documents_alias, *(self.role_alias(r) for r in roles)]
+        found = self._call(
+            lambda: self.es.indices.get_alias(index=",".join(names), ignore_unavailable=True).body, missing={}
+        )
+        foreign = sorted(set(found) & set(names))
+        if foreign:
+            raise StoreConfigError(
+                f"Elasticsearch at {self.name}: {', '.join(foreign)} already exist as indices, where ingest keeps its "
+                f"aliases for index prefix {self.prefix!r}; ingest will not write over them. Delete or rename "
+                "them, or use another --index-prefix."
+            )
+
+    def _check_mappings(self, label_index: dict[str, str], documents_index: str, report: bool = False) -> list[str]:
+        """Indices changed by hand (e.g. recreated with another mapping) are refused before writing
+        (``report``: listed instead)."""
+        targets = {index: "chunks" for index in label_index.values()} | {documents_index: "documents"}
+        found = self._call(
+            lambda: self.es.indices.get_mapping(index=",".join(targets), ignore_unavailable=True).body, missing={}
+        )
+        problems: list[str] = []
+        for index, kind in targets.items():
+            expected = load_index_body(kind, self.analyzer)["mappings"]["properties"]
+            actual = found.get(index, {}).get("mappings", {}).get("properties", {})
+            if index in found:
+                drift = sorted(_mapping_drift(expected, actual), key=lambda p: p.endswith("is missing"))
+                problems += [f"{index}: {p}" for p in drift]
+        if problems and not report:
+            raise StoreConfigError(
+                f"Elasticsearch at {self.name}: indices of prefix {self.prefix!r} do not have ingest's mapping "
+                f"({'; '.join(problems[:5])}); they were changed outside ingest. Run `ingest run --full` to "
+                "rebuild them (the changed build is dropped once the new one is live)."
+            )
+        return problems
 
     def ensure_layout(self) -> None:
         """Create the meta index, the label and documents indices and every alias if missing;
@@ -320,52 +480,83 @@ class ElasticsearchStore:
             self._label_index = {label: self.chunk_index(label, self._build) for label in self.settings.labels}
             self._documents_index = self.documents_index(self._build)
             return
-        label_index, documents_index = self._call(self._live_layout)
-        if documents_index is None or set(self.settings.labels) - set(label_index):
+        self._refuse_foreign_names(self.settings.roles)
+        layout = self._read_layout() or _Layout({}, "", [], [])
+        if not layout.documents or set(self.settings.labels) - set(layout.chunks):
             self._check_analyzer()  # before anything is created with it
-        build = _build_of(documents_index) if documents_index else new_build()
-        if documents_index is None:
-            documents_index = self.documents_index(build)
-            self._call(lambda: self._create_index(documents_index, "documents"))
+        if not layout.documents:  # nothing live yet (or only a first --full that was killed)
+            layout.documents = self.documents_index(new_build())
+        build = _build_of(layout.documents)
         for label in self.settings.labels:
-            if label not in label_index:
-                label_index[label] = self.chunk_index(label, build)
-                self._call(lambda: self._create_index(label_index[label], "chunks"))
-        self._call(lambda: self._sync_aliases(label_index, documents_index))
-        self._label_index, self._documents_index = label_index, documents_index
-
-    def _live_layout(self) -> tuple[dict[str, str], str | None]:
-        """label -> concrete index behind the all-alias, and the documents index (or None)."""
-        label_index: dict[str, str] = {}
-        try:
-            found = self.es.indices.get_alias(name=self.all_alias)
-        except NotFoundError:
-            found = {}
-        for index in sorted(found):
-            label = self.label_of_index(index)
-            if label:
-                label_index[label] = index
-        try:
-            documents = sorted(self.es.indices.get_alias(name=self.documents_alias))
-        except NotFoundError:
-            documents = []
-        return label_index, (documents[-1] if documents else None)
-
-    def _sync_aliases(self, label_index: dict[str, str], documents_index: str) -> None:
-        """One atomic _aliases call that makes the aliases exactly the desired ones."""
-        indices = ",".join([*label_index.values(), documents_index])
-        current = {
-            (index, alias)
-            for index, spec in self.es.indices.get_alias(index=indices).items()
-            for alias in spec.get("aliases", {})
-        }
-        desired = self.desired_aliases(label_index, documents_index)
-        ours = {a for _, a in current if a in (self.all_alias, self.documents_alias) or a.startswith(f"{self.all_alias}-")}
-        stale = {(i, a) for i, a in current - desired if a in ours}  # aliases someone else added stay
-        actions = [{"remove": {"index": i, "alias": a}} for i, a in sorted(stale)]
-        actions += [{"add": {"index": i, "alias": a}} for i, a in sorted(desired - current)]
+            layout.chunks.setdefault(label, self.chunk_index(label, build))
+        needed = [*layout.chunks.values(), layout.documents]
+        layout.owned = sorted({*layout.owned, *needed})
+        layout.roles = sorted({*layout.roles, *self.settings.roles})
+        self._record_layout(layout)  # recorded before created: a killed run leaves only owned names
+        existing = self._existing(needed)
+        for index in needed:
+            if index not in existing:
+                kind = "documents" if index == layout.documents else "chunks"
+                self._call(lambda: self._create_index(index, kind))
+        self._check_mappings(layout.chunks, layout.documents)
+        actions, _ = self._access_plan(layout, self.settings.roles, check=False)
         if actions:
-            self.es.indices.update_aliases(actions=actions)
+            self._assert_lock()
+            self._call(lambda: self.es.indices.update_aliases(actions=actions))
+        self._label_index, self._documents_index = layout.chunks, layout.documents
+
+    def reconcile_access(
+        self, roles: Mapping[str, Sequence[str]] | None = None, *, check: bool = False, full: bool = False
+    ) -> list[str]:
+        """Make every alias of this prefix exactly what ``roles`` allows, in one atomic call: role
+        aliases over exactly their labels' live indices, no index of another owner in any of our
+        aliases. One line per change (``check``: per mismatch, nothing changed). Creates nothing.
+
+        Refused (StoreConfigError) before anything is read or written: concrete indices under our
+        alias names, and, unless ``full`` (a rebuild replaces the live build), live indices whose
+        mapping was changed by hand (``check`` lists those instead)."""
+        roles = self.settings.roles if roles is None else roles
+        self._refuse_foreign_names(roles)
+        layout = self._read_layout()
+        if layout is None or not layout.documents:
+            return []
+        drift = [] if full else self._check_mappings(layout.chunks, layout.documents, report=check)
+        actions, changes = self._access_plan(layout, roles, check=check)
+        changes += [f"mapping changed outside ingest: {problem}" for problem in drift]
+        if actions and not check:
+            self._assert_lock()
+            self._call(lambda: self.es.indices.update_aliases(actions=actions))
+        return changes
+
+    def _access_plan(
+        self, layout: _Layout, roles: Mapping[str, Sequence[str]], check: bool
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        """The _aliases actions that make the aliases match ``layout`` and ``roles``, and what each does."""
+        role_prefix = f"{self.all_alias}-"
+        ours = {self.all_alias, self.documents_alias, *(self.role_alias(r) for r in (*roles, *layout.roles))}
+        owned = self._existing(layout.owned)
+        current = {(index, alias) for index, aliases in owned.items() for alias in aliases if alias in ours or alias.startswith(role_prefix)}
+        current |= set(self._alias_rows(sorted(ours)))
+        desired = {pair for pair in self.desired_aliases(layout.chunks, layout.documents, roles) if pair[0] in owned}
+        actions: list[dict[str, Any]] = []
+        changes: list[str] = []
+        for index, alias in sorted(current - desired):
+            if index not in owned:
+                why = f"{index} is not an index of prefix {self.prefix!r}"
+            elif index not in {*layout.chunks.values(), layout.documents}:
+                why = "not the live build"
+            elif alias.startswith(role_prefix) and alias[len(role_prefix):] not in roles:
+                why = f"role {alias[len(role_prefix):]!r} is not in [roles]"
+            elif alias.startswith(role_prefix):
+                why = f"[roles] does not let {alias[len(role_prefix):]!r} read {self.label_of_index(index)!r}"
+            else:
+                why = "not part of this layout"
+            actions.append({"remove": {"index": index, "alias": alias, "must_exist": False}})
+            changes.append(f"alias {alias} covers {index} ({why})" if check else f"removed {index} from alias {alias} ({why})")
+        for index, alias in sorted(desired - current):
+            actions.append({"add": {"index": index, "alias": alias}})
+            changes.append(f"alias {alias} lacks {index}" if check else f"added {index} to alias {alias}")
+        return actions, changes
 
     def _check_analyzer(self) -> None:
         """Refuse a cluster without the analyzer (never index with another one)."""
@@ -418,41 +609,64 @@ class ElasticsearchStore:
         self._meta_mapping_checked = True
 
     # --- lock --------------------------------------------------------------------------------
+    # One lock document per prefix, created with op_type=create (one winner), carrying a random
+    # token. A keeper thread renews the lease every third of the TTL, retrying with backoff
+    # until the lease would run out; before every write batch the store checks that the lock
+    # document still carries its token and the lease has not run out, else it raises
+    # StoreLocked and never writes again (the guard stays lost).
+
     @contextmanager
     def lock(self, owner: str, wait_s: float = 0.0) -> Iterator[None]:
         if self._build is not None:
             raise StoreError("lock() is taken on the live store, not inside full_rebuild()")
         self._call(self._ensure_meta_index)
-        held = self._acquire(owner, wait_s)
-        # A run killed before its writes were refreshed left them acknowledged but not yet
-        # searchable. Refresh everything now, so this run's repair and plan read one
-        # consistent state (else it could see a record without its chunks, or the reverse).
-        self._call(lambda: self.es.indices.refresh(index=f"{self.all_alias},{self.documents_alias}", ignore_unavailable=True, allow_no_indices=True), missing=None)
+        guard = self._acquire(owner, wait_s)
         stop = threading.Event()
-        keeper = threading.Thread(target=self._keep_lock, args=(owner, held, stop), daemon=True)
+        keeper = threading.Thread(target=self._keep_lock, args=(guard, stop), daemon=True)
         keeper.start()
+        self._guard = guard
+        completed = False
         try:
+            # A run killed before its writes were refreshed left them acknowledged but not yet
+            # searchable. Refresh everything now, so this run's repair and plan read one
+            # consistent state (else it could see a record without its chunks, or the reverse).
+            # Inside the try: if this fails, the lock is still released.
+            self._call(lambda: self.es.indices.refresh(index=f"{self.all_alias},{self.documents_alias}", ignore_unavailable=True, allow_no_indices=True), missing=None)
             yield
-            self.refresh()
+            completed = True
         finally:
             stop.set()
-            keeper.join()
-            self._release(held)
+            keeper.join(SHORT_TIMEOUT_S + 1)
+            self._guard = None
+            if completed:
+                try:
+                    with self._operation(min(SHORT_TIMEOUT_S, self.timeout)):
+                        self.refresh()
+                except StoreError as exc:
+                    self.warnings.append(f"written, but the final refresh failed ({exc}); Elasticsearch makes the writes searchable at its next refresh")
+            self._release(guard)
 
-    def _acquire(self, owner: str, wait_s: float) -> dict[str, int]:
+    def _acquire(self, owner: str, wait_s: float) -> _LockGuard:
+        token = secrets.token_hex(8)
         deadline = time.monotonic() + max(0.0, wait_s)
         while True:
             now = datetime.now(timezone.utc)
-            doc = self._lock_doc(owner, now)
+            doc = self._lock_doc(owner, token, now)
+            started = time.monotonic()
             try:
                 resp = self._call(lambda: self.es.create(index=self.meta_index, id=LOCK_ID, document=doc))
-                return {"seq_no": resp["_seq_no"], "primary_term": resp["_primary_term"]}
+                return _LockGuard(owner, token, now, {"seq_no": resp["_seq_no"], "primary_term": resp["_primary_term"]},
+                                  started + self.lock_ttl_s * 0.9, doc["expires_at"])
             except ConflictError:
                 pass
             current = self._call(lambda: self.es.get(index=self.meta_index, id=LOCK_ID), missing=None)
             if current is None:
                 continue  # released in between: try again at once
             src = current["_source"]
+            if (src.get("values") or {}).get("token") == token:
+                # Our create landed but its answer was lost (a retried request): it is ours.
+                return _LockGuard(owner, token, now, {"seq_no": current["_seq_no"], "primary_term": current["_primary_term"]},
+                                  started + self.lock_ttl_s * 0.9, src["expires_at"])
             if _parse_iso(src["expires_at"]) <= now or _holder_is_dead(src):
                 # Expired, or its process is gone (killed on this host): take it over,
                 # but only if nobody else did in between.
@@ -472,7 +686,7 @@ class ElasticsearchStore:
                 )
             time.sleep(min(1.0, max(0.05, deadline - time.monotonic())))
 
-    def _lock_doc(self, owner: str, acquired_at: datetime) -> dict[str, Any]:
+    def _lock_doc(self, owner: str, token: str, acquired_at: datetime) -> dict[str, Any]:
         expires = datetime.now(timezone.utc) + timedelta(seconds=self.lock_ttl_s)
         return {
             "owner": owner,
@@ -480,32 +694,90 @@ class ElasticsearchStore:
             "pid": os.getpid(),
             "acquired_at": _iso(acquired_at),
             "expires_at": _iso(expires),
+            "values": {"token": token},
         }
 
-    def _keep_lock(self, owner: str, held: dict[str, int], stop: threading.Event) -> None:
-        """Push expires_at forward every third of the TTL while the run goes on."""
-        acquired_at = datetime.now(timezone.utc)
+    def _keep_lock(self, guard: _LockGuard, stop: threading.Event) -> None:
+        """Push expires_at forward every third of the TTL; retry a failed renewal with backoff
+        until the lease would run out, then mark the lock lost (the next write batch stops)."""
+        client = self._client.options(request_timeout=max(1.0, min(self.timeout, self.lock_ttl_s / 3)), max_retries=0)
         while not stop.wait(self.lock_ttl_s / 3):
-            doc = self._lock_doc(owner, acquired_at)
-            try:
-                resp = self.es.index(
-                    index=self.meta_index, id=LOCK_ID, document=doc,
-                    if_seq_no=held["seq_no"], if_primary_term=held["primary_term"],
-                )
-                held.update(seq_no=resp["_seq_no"], primary_term=resp["_primary_term"])
-            except Exception:  # noqa: BLE001 - lost or unreachable: the run finds out on its next write
+            backoff = min(1.0, self.lock_ttl_s / 20)
+            while guard.lost is None:
+                doc = self._lock_doc(guard.owner, guard.token, guard.acquired_at)
+                started = time.monotonic()
+                try:
+                    resp = client.index(
+                        index=self.meta_index, id=LOCK_ID, document=doc,
+                        if_seq_no=guard.held["seq_no"], if_primary_term=guard.held["primary_term"],
+                    )
+                    guard.held.update(seq_no=resp["_seq_no"], primary_term=resp["_primary_term"])
+                    guard.lease_until, guard.expires_at = started + self.lock_ttl_s * 0.9, doc["expires_at"]
+                    break
+                except ConflictError:
+                    # Our own earlier renewal may have landed with its answer lost: still ours?
+                    try:
+                        current = client.get(index=self.meta_index, id=LOCK_ID)
+                    except Exception:  # noqa: BLE001 - gone or unreachable: decided below
+                        current = None
+                    if current is not None and (current["_source"].get("values") or {}).get("token") == guard.token:
+                        guard.held.update(seq_no=current["_seq_no"], primary_term=current["_primary_term"])
+                        continue
+                    owner = current["_source"].get("owner") if current is not None else None
+                    guard.lost = f"it was taken over by {owner}" if owner else "the lock document changed under this run"
+                except Exception as exc:  # noqa: BLE001 - any failure is retried until the lease runs out
+                    if stop.is_set():
+                        return
+                    if time.monotonic() + backoff >= guard.lease_until:
+                        guard.lost = f"its lease could not be renewed ({type(exc).__name__}: {exc}) and ran out at {guard.expires_at}"
+                    elif stop.wait(backoff):
+                        return
+                    backoff = min(backoff * 2, max(1.0, self.lock_ttl_s / 6))
+            if guard.lost is not None:
                 return
 
-    def _release(self, held: dict[str, int]) -> None:
-        try:
-            self.es.delete(
-                index=self.meta_index, id=LOCK_ID,
-                if_seq_no=held["seq_no"], if_primary_term=held["primary_term"],
+    def _assert_lock(self) -> None:
+        """Before every write batch: is the lock this run took still ours (same token, lease not
+        run out)? Else stop for good with StoreLocked. No-op when no lock is held (tests)."""
+        guard = self._guard
+        if guard is None:
+            return
+        if guard.lost is None and time.monotonic() >= guard.lease_until:
+            guard.lost = f"its lease ran out at {guard.expires_at} without a successful renewal"
+        if guard.lost is None:
+            current = self._call(lambda: self.es.get(index=self.meta_index, id=LOCK_ID), missing=None)
+            src = current["_source"] if current is not None else None
+            if src is None:
+                guard.lost = "the lock document is gone (expired and taken, or deleted by hand)"
+            elif (src.get("values") or {}).get("token") != guard.token:
+                guard.lost = f"it was taken over by {src.get('owner')} (since {src.get('acquired_at')})"
+        if guard.lost is not None:
+            raise StoreLocked(
+                f"lost the write lock on prefix {self.prefix!r} at {self.name}: {guard.lost}. This run stopped "
+                "before its next write and writes nothing more; run again (the next run repairs what it left)."
             )
-        except (ConflictError, NotFoundError):
-            pass  # taken over after expiry: not ours to delete
-        except (ApiError, TransportError) as exc:
-            raise self._unavailable(exc) from None
+
+    def _release(self, guard: _LockGuard) -> None:
+        """Delete our lock document; a failure is a warning (the lease runs out by itself)."""
+        client = self._client.options(request_timeout=min(SHORT_TIMEOUT_S, self.timeout), max_retries=0)
+        give_up = time.monotonic() + min(SHORT_TIMEOUT_S, self.timeout)
+        for attempt in range(3):
+            try:
+                client.delete(
+                    index=self.meta_index, id=LOCK_ID,
+                    if_seq_no=guard.held["seq_no"], if_primary_term=guard.held["primary_term"],
+                )
+                return
+            except (ConflictError, NotFoundError):
+                return  # taken over after expiry: not ours to delete
+            except Exception as exc:  # noqa: BLE001 - reported as a warning below
+                if attempt == 2 or time.monotonic() + 0.2 * 2**attempt >= give_up:
+                    self.warnings.append(
+                        f"could not release the write lock on prefix {self.prefix!r} ({self._unavailable(exc)}); "
+                        f"it expires by itself at {guard.expires_at} (at once for a run on this host once this process ends)"
+                    )
+                    return
+                time.sleep(0.2 * 2**attempt)
 
     # --- full rebuild ----------------------------------------------------------------------
     @contextmanager
@@ -519,60 +791,69 @@ class ElasticsearchStore:
         new_indices = [*new_labels.values(), new_documents]
         self._check_analyzer()
         self._call(self._ensure_meta_index)
+        self._refuse_foreign_names(self.settings.roles)
+        old = self._read_layout()
+        # Recorded as owned before they exist: a killed rebuild leaves only indices the next
+        # full run knows to delete.
+        # (A first build has no live layout yet: nothing to put behind the aliases until the switch.)
+        pending = old or _Layout({}, "", [], [])
+        pending = dataclasses.replace(pending, owned=sorted({*pending.owned, *new_indices}))
+        self._record_layout(pending)
         try:
             for index in new_labels.values():
                 self._call(lambda: self._create_index(index, "chunks", fill_settings))
             self._call(lambda: self._create_index(new_documents, "documents", fill_settings))
             fresh = ElasticsearchStore(
                 self.url, self.prefix, self.settings, analyzer=self.analyzer, lock_ttl_s=self.lock_ttl_s,
-                max_retries=self.max_retries, initial_backoff=self.initial_backoff, client=self.es, build=build,
+                max_retries=self.max_retries, initial_backoff=self.initial_backoff, timeout=self.timeout,
+                client=self._client, build=build,
             )
+            fresh._guard = self._guard
             yield fresh
-            old_indices = self._call(lambda: self._switch_to(new_labels, new_documents))
+            live = _Layout(dict(new_labels), new_documents, pending.owned, sorted({*pending.roles, *self.settings.roles}))
+            self._switch_to(live)
         except BaseException:
-            # Not switched: readers still use the old build; drop the half-built one.
-            self._call(lambda: self.es.indices.delete(index=",".join(new_indices), ignore_unavailable=True))
+            # Not switched: readers still use the old build; drop the half-built one (best effort:
+            # it stays recorded as owned, so the next full run deletes it).
+            try:
+                self._client.options(request_timeout=min(SHORT_TIMEOUT_S, self.timeout), max_retries=0).indices.delete(
+                    index=",".join(new_indices), ignore_unavailable=True
+                )
+            except Exception:  # noqa: BLE001 - the original error is what the run reports
+                pass
             raise
         self._label_index, self._documents_index = None, None
         self._dirty.clear()
-        if old_indices:
-            self._call(lambda: self.es.indices.delete(index=",".join(old_indices), ignore_unavailable=True))
+        old_indices = [index for index in live.owned if index not in new_indices]
+        try:
+            if old_indices:
+                self._call(lambda: self.es.indices.delete(index=",".join(old_indices), ignore_unavailable=True))
+            self._record_layout(dataclasses.replace(live, owned=sorted(new_indices)))
+        except StoreError as exc:
+            self.warnings.append(f"the new build is live, but dropping the old one failed ({exc}); the next full run drops it")
 
-    def _switch_to(self, new_labels: dict[str, str], new_documents: str) -> list[str]:
-        """Finish the new build and move every alias to it in one call; the old indices."""
-        new_indices = [*new_labels.values(), new_documents]
-        old_indices = [
-            index
-            for index in self.es.indices.get(index=f"{self.prefix}-chunks_*,{self.prefix}-documents_*", expand_wildcards="open,closed")
-            if index not in new_indices
-        ]
-        replicas = self._replicas_of(old_indices)
-        self.es.indices.put_settings(
+    def _switch_to(self, live: _Layout) -> None:
+        """Finish the new build and move every alias to it in one atomic call; then record it."""
+        new_indices = [*live.chunks.values(), live.documents]
+        replicas = self._replicas_of([i for i in live.owned if i not in new_indices])
+        self._call(lambda: self.es.indices.put_settings(
             index=",".join(new_indices),
             settings={"index": {"refresh_interval": None, "number_of_replicas": replicas}},
-        )
-        self.es.indices.refresh(index=",".join(new_indices))
+        ))
+        self._call(lambda: self.es.indices.refresh(index=",".join(new_indices)))
         if replicas:
-            self.es.cluster.health(index=",".join(new_indices), wait_for_status="yellow", timeout="60s")
-        current = (
-            {
-                (index, alias)
-                for index, spec in self.es.indices.get_alias(index=",".join(old_indices)).items()
-                for alias in spec.get("aliases", {})
-            }
-            if old_indices
-            else set()
-        )
-        actions = [{"remove": {"index": i, "alias": a}} for i, a in sorted(current)]
-        actions += [{"add": {"index": i, "alias": a}} for i, a in sorted(self.desired_aliases(new_labels, new_documents))]
-        self.es.indices.update_aliases(actions=actions)  # the one atomic switch
-        return old_indices
+            self._call(lambda: self.es.cluster.health(index=",".join(new_indices), wait_for_status="yellow", timeout="60s"))
+        actions, _ = self._access_plan(live, self.settings.roles, check=False)
+        self._assert_lock()
+        self._call(lambda: self.es.indices.update_aliases(actions=actions))  # the one atomic switch
+        self._record_layout(live)
 
     def _replicas_of(self, indices: list[str]) -> int | None:
         """The replica count the live build had (None: the cluster default)."""
-        if not indices:
+        existing = sorted(self._existing(indices))
+        if not existing:
             return None
-        found = self.es.indices.get_settings(index=indices[0], name="index.number_of_replicas")
+        found = self._call(lambda: self.es.indices.get_settings(index=existing[0], name="index.number_of_replicas"))
         for spec in found.values():
             return int(spec["settings"]["index"]["number_of_replicas"])
         return None
@@ -625,10 +906,21 @@ class ElasticsearchStore:
                     continue
                 targets[chunk.chunk_id] = index
                 actions.append({"_op_type": "index", "_index": index, "_id": chunk.chunk_id, "_source": self.chunk_source(chunk)})
-            # A chunk whose label changed (same ID) must leave its old label's index.
-            for chunk_id, index in self._locate(list(targets)):
-                if index != targets[chunk_id]:
-                    actions.append({"_op_type": "delete", "_index": index, "_id": chunk_id})
+            # A chunk whose label changed (same ID) leaves its old label's index first: a copy
+            # left under the old label would stay readable by roles the new label excludes (and
+            # the record, listing the ID, would never show it as an orphan). A copy that cannot be
+            # removed refuses that chunk; one removed but not yet rewritten is missing, which the
+            # next run's repair notices.
+            moves = [
+                {"_op_type": "delete", "_index": index, "_id": chunk_id}
+                for chunk_id, index in self._locate(list(targets))
+                if index != targets[chunk_id]
+            ]
+            if moves:
+                _, move_errors = self._bulk(moves)
+                stuck = {e.id for e in move_errors}
+                report.errors.extend(ItemError(e.id, f"its copy under its old access label could not be removed: {e.reason}") for e in move_errors)
+                actions = [a for a in actions if a["_id"] not in stuck]
             written, errors = self._bulk(actions)
             report.written += written
             report.errors.extend(errors)
@@ -654,7 +946,11 @@ class ElasticsearchStore:
         """
         if not chunk_ids:
             return []
-        label_index = self._label_index if self._label_index is not None else self._call(self._live_layout)[0]
+        if self._label_index is not None:
+            label_index = self._label_index
+        else:
+            layout = self._read_layout()
+            label_index = layout.chunks if layout else {}
         indices = sorted(set(label_index.values()))
         if not indices:
             return []
@@ -730,6 +1026,9 @@ class ElasticsearchStore:
             return []
         if role and self._build is not None and not self.settings.labels_for_role(role):
             return []  # a role that may read nothing (no alias exists to search)
+        terms = len(set(re.findall(r"\w+", query.lower())))
+        if terms > MAX_QUERY_TERMS:
+            raise QueryTooLarge(f"the query has {terms} distinct words; at most {MAX_QUERY_TERMS} can be searched at once: shorten it")
         body = search_body(query, labels, as_of, top, doc_id)
         hits = self._search(self._chunks_read_target(role), body, search_type=SEARCH_TYPE)
         return [Hit(Chunk.from_json(hit["_source"]), float(hit["_score"] or 0.0)) for hit in hits]
@@ -775,6 +1074,7 @@ class ElasticsearchStore:
 
     def set_meta(self, values: dict[str, str]) -> None:
         self._call(self._ensure_meta_index)
+        self._assert_lock()
         merged = {**self._stored_meta(), **{k: str(v) for k, v in values.items()}}
         self._call(lambda: self.es.index(index=self.meta_index, id=META_ID, document={"values": merged}, refresh=True))
 
@@ -782,14 +1082,20 @@ class ElasticsearchStore:
     def _bulk(self, actions: list[dict[str, Any]]) -> tuple[int, list[ItemError]]:
         """Send actions in bounded requests; (how many succeeded, every item still refused).
 
-        Per-item and per-request 429/502/503/504 are retried by streaming_bulk with backoff;
-        a connection failure retries the items not yet answered, with backoff, then gives up
-        with StoreUnavailable.
+        Per-item and per-request 429/502/503/504 are retried by streaming_bulk with backoff; an
+        item still refused for overload after that stops the write (StoreUnavailable). A
+        connection failure retries the items not yet answered, with backoff, until no item has
+        been answered for ``timeout`` seconds, then gives up with StoreUnavailable. Any other
+        refusal (a mapping error, an immense term, a 500 on the request) is an ItemError.
+        Before every attempt the store checks it still holds its write lock.
         """
         done = 0
         errors: list[ItemError] = []
         pending = actions
-        for attempt in range(self.max_retries + 1):
+        last_progress = time.monotonic()
+        attempt = 0
+        while pending:
+            self._assert_lock()
             answered: set[tuple[str, str]] = set()
             try:
                 for ok, item in streaming_bulk(
@@ -801,35 +1107,56 @@ class ElasticsearchStore:
                     raise_on_exception=False,
                     max_retries=self.max_retries,
                     initial_backoff=self.initial_backoff,
-                    max_backoff=30,
+                    max_backoff=max(1.0, min(30.0, self.timeout / 4)),
                     retry_on_status=RETRY_STATUSES,
                 ):
                     op, info = next(iter(item.items()))
                     answered.add((info.get("_index", ""), str(info.get("_id"))))
+                    last_progress = time.monotonic()
+                    if info.get("_index"):
+                        self._dirty.add(info["_index"])
                     if ok or (op == "delete" and info.get("status") == 404):
                         done += 1 if ok else 0
-                    else:
-                        exc = info.get("exception")
-                        if isinstance(exc, TransportError) and not isinstance(exc, ApiError):
-                            raise exc
-                        errors.append(ItemError(str(info.get("_id")), _item_reason(info)))
-                    for index in (info.get("_index"),):
-                        if index:
-                            self._dirty.add(index)
+                        continue
+                    exc = info.get("exception")
+                    if isinstance(exc, TransportError) and not isinstance(exc, ApiError):
+                        raise exc
+                    if info.get("status") in RETRY_STATUSES:
+                        raise self._unavailable(exc) if isinstance(exc, ApiError) else StoreUnavailable(
+                            f"Elasticsearch at {self.name}: overloaded or unavailable (status {info.get('status')} "
+                            f"after {self.max_retries} retries: {_item_reason(info)}); retry later"
+                        )
+                    errors.append(ItemError(str(info.get("_id")), _item_reason(info)))
                 return done, errors
             except (ApiError, TransportError) as exc:
                 if isinstance(exc, ApiError):
                     raise self._unavailable(exc) from None
                 pending = [a for a in pending if (a["_index"], a["_id"]) not in answered]
-                if attempt == self.max_retries:
+                wait = min(5.0, self.initial_backoff * 2**attempt)
+                limit = min(2, self.max_retries) if _refused(exc) else self.max_retries
+                if attempt >= limit or time.monotonic() - last_progress + wait >= self.timeout:
                     raise self._unavailable(exc) from None
-                time.sleep(min(30.0, self.initial_backoff * 2**attempt))
+                time.sleep(wait)
+                attempt += 1
         return done, errors
 
     def _search_response(self, index: str, body: dict[str, Any], search_type: str | None = None) -> dict[str, Any] | None:
-        """The search response, or None when the indices do not exist yet."""
+        """The search response, or None when the indices do not exist yet. A shard that failed
+        or timed out is an error with its reason, never fewer hits."""
         self.refresh()
-        return self._call(lambda: self.es.search(index=index, body=body, search_type=search_type).body, missing=None)
+        resp = self._call(lambda: self.es.search(index=index, body=body, search_type=search_type).body, missing=None)
+        if resp is not None:
+            shards = resp.get("_shards") or {}
+            if shards.get("failed") or resp.get("timed_out"):
+                failures = shards.get("failures") or [{}]
+                reason = (failures[0].get("reason") or {}) if isinstance(failures[0], dict) else {}
+                detail = f"{failures[0].get('index', '?')}: {reason.get('type', 'timed out')}: {reason.get('reason', '')}"
+                raise StoreUnavailable(
+                    f"Elasticsearch at {self.name}: {shards.get('failed', 0)} of {shards.get('total', '?')} shards "
+                    f"failed for {index} ({detail}); results would be incomplete. `ingest run` repairs the "
+                    "aliases if an index that is not ingest's was added to them."
+                )
+        return resp
 
     def _search(self, index: str, body: dict[str, Any], search_type: str | None = None) -> list[dict[str, Any]]:
         resp = self._search_response(index, body, search_type)
@@ -851,17 +1178,32 @@ class ElasticsearchStore:
             after = hits[-1]["sort"]
 
     def _call(self, fn: Callable[[], T], missing: Any = ...) -> T:
-        """Run one client call; 404 gives ``missing`` when given, transport errors become StoreErrors."""
-        try:
-            return fn()
-        except NotFoundError as exc:
-            if missing is not ...:
-                return missing
-            raise self._unavailable(exc) from None
-        except ConflictError:
-            raise
-        except (ApiError, TransportError) as exc:
-            raise self._unavailable(exc) from None
+        """Run one client call; 404 gives ``missing`` when given, transport errors become StoreErrors.
+
+        Connection failures and 429/502/503/504 are retried with backoff within the operation's
+        deadline (``timeout``); each request waits at most what is left of it.
+        """
+        with self._operation() as deadline:
+            attempt = 0
+            while True:
+                try:
+                    return fn()
+                except NotFoundError as exc:
+                    if missing is not ...:
+                        return missing
+                    raise self._unavailable(exc) from None
+                except ConflictError:
+                    raise
+                except (ApiError, TransportError) as exc:
+                    transient = isinstance(exc, (ConnectionError, ConnectionTimeout)) or (
+                        isinstance(exc, ApiError) and exc.status_code in RETRY_STATUSES
+                    )
+                    wait = min(5.0, self.initial_backoff * 2**attempt)
+                    limit = min(2, self.max_retries) if _refused(exc) else self.max_retries
+                    if not transient or attempt >= limit or time.monotonic() + wait >= deadline:
+                        raise self._unavailable(exc) from None
+                    time.sleep(wait)
+                    attempt += 1
 
     def _unavailable(self, exc: Exception) -> StoreError:
         where = f"Elasticsearch at {self.name}"
@@ -873,9 +1215,13 @@ class ElasticsearchStore:
                 f"on the {self.prefix}-* indices"
             )
         if isinstance(exc, ApiError):
+            if _root_type(exc).startswith("too_many"):
+                return QueryTooLarge(f"{where}: the query is too large to run ({_reason(exc)}); use fewer words")
             if exc.status_code in RETRY_STATUSES:
                 return StoreUnavailable(f"{where}: overloaded or unavailable ({exc.status_code}: {_reason(exc)}); retry later")
             return StoreError(f"{where}: {exc.status_code} {_error_type(exc) or ''}: {_reason(exc)}")
+        if isinstance(exc, ConnectionTimeout):
+            return StoreUnavailable(f"{where}: no answer within {self.timeout:g} s (the store timeout); check that it is running and not overloaded")
         if isinstance(exc, TransportError):
             text = str(exc)
             hint = "check ES_CA_CERTS and the https URL" if "SSL" in text or "certificate" in text else (
@@ -950,6 +1296,37 @@ def _error_type(exc: ApiError) -> str | None:
     body = exc.body if isinstance(exc.body, dict) else {}
     error = body.get("error")
     return error.get("type") if isinstance(error, dict) else None
+
+
+def _refused(exc: Exception) -> bool:
+    """Nothing listens there (a wrong URL, a stopped node): retried briefly only, to fail fast."""
+    text = f"{exc!r} {exc.__cause__!r}".lower()
+    return "refused" in text or "failed to establish a new connection" in text
+
+
+def _root_type(exc: ApiError) -> str:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error")
+    if isinstance(error, dict):
+        return str(((error.get("root_cause") or [error])[0]).get("type") or error.get("type") or "")
+    return ""
+
+
+def _mapping_drift(expected: dict[str, Any], actual: dict[str, Any], path: str = "") -> list[str]:
+    """How an index's field types differ from ingest's mapping (missing fields, other types)."""
+    problems: list[str] = []
+    for name, spec in expected.items():
+        found = actual.get(name)
+        want = spec.get("type", "object")
+        if found is None:
+            problems.append(f"field {path}{name} is missing")
+            continue
+        if found.get("type", "object") != want:
+            problems.append(f"field {path}{name} is {found.get('type', 'object')}, ingest expects {want}")
+            continue
+        problems += _mapping_drift(spec.get("fields", {}), found.get("fields", {}), f"{path}{name}.")
+        problems += _mapping_drift(spec.get("properties", {}), found.get("properties", {}), f"{path}{name}.")
+    return problems
 
 
 def _reason(exc: ApiError) -> str:

@@ -233,6 +233,10 @@ class SQLiteStore:
     def refresh(self) -> None:
         """Nothing to do: SQLite reads see committed writes at once."""
 
+    def reconcile_access(self, roles=None, *, check: bool = False, full: bool = False) -> list[str]:
+        """Nothing to reconcile: access is filtered per query from the chunks' labels."""
+        return []
+
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         conn = self._connect()
