@@ -13,9 +13,10 @@ ingest.toml's ``[roles]``), else the default roles; an unknown role is :class:`U
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
-from typing import Any, Sequence, Union
+from typing import Any, Union
 
 from ingest.config import ConnectionConfig, resolve
 from ingest.model import Chunk, Hit
@@ -99,7 +100,9 @@ class Index:
             self._labels[role] = labels_for_role(self.store, role)
         return self._labels[role]
 
-    def search(self, query: str, *, role: str = "public", as_of: AsOf = TODAY, top: int = 5, doc_id: str | None = None) -> list[Hit]:
+    def search(
+        self, query: str, *, role: str = "public", as_of: AsOf = TODAY, top: int = 5, doc_id: str | None = None
+    ) -> list[Hit]:
         """BM25 top ``top`` that ``role`` may read, in force on ``as_of`` (default today; None or
         "any": every date). The same hits, in the same order, as ``ingest search``."""
         check_query(query)
@@ -124,7 +127,7 @@ class Index:
     def close(self) -> None:
         self.store.close()
 
-    def __enter__(self) -> "Index":
+    def __enter__(self) -> Index:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -150,8 +153,13 @@ def open_store(
     from ingest.store import open_store as _open
 
     config = resolve(
-        url, index_prefix=prefix, cloud_id=cloud_id, ca_certs=ca_certs,
-        ssl_assert_fingerprint=ssl_assert_fingerprint, verify_certs=verify_certs, timeout=timeout,
+        url,
+        index_prefix=prefix,
+        cloud_id=cloud_id,
+        ca_certs=ca_certs,
+        ssl_assert_fingerprint=ssl_assert_fingerprint,
+        verify_certs=verify_certs,
+        timeout=timeout,
     )
     store = _open(config, create=create)
     try:
@@ -164,7 +172,7 @@ def open_store(
 
 def run(
     corpus: str | Path,
-    store: "Index | str | None" = None,
+    store: Index | str | None = None,
     *,
     full: bool = False,
     dry_run: bool = False,
@@ -183,20 +191,33 @@ def run(
     corpus = Path(corpus)
     settings = load_settings(corpus)
     base = settings.chunking
-    chunking = ChunkSettings(chunker or base.chunker, base.size if size is None else size, base.overlap if overlap is None else overlap)
+    chunking = ChunkSettings(
+        chunker or base.chunker, base.size if size is None else size, base.overlap if overlap is None else overlap
+    )
     check_chunking(chunking, "arguments")
     # The store is opened with this corpus's settings (its labels and roles shape the layout).
     from ingest.store import open_store as _open
 
-    config = store.config if isinstance(store, Index) and store.config else resolve(store if isinstance(store, str) else None)
+    config = (
+        store.config
+        if isinstance(store, Index) and store.config
+        else resolve(store if isinstance(store, str) else None)
+    )
     if isinstance(store, Index) and store.config is None:
         target, owned = store.store, False
     else:
         target, owned = _open(config, settings=settings), True
     try:
         return pipeline.run(
-            corpus, target, settings, chunking, full=full, dry_run=dry_run, accept_edits=accept_edits,
-            lock_wait_s=wait_s, allow_empty=allow_empty,
+            corpus,
+            target,
+            settings,
+            chunking,
+            full=full,
+            dry_run=dry_run,
+            accept_edits=accept_edits,
+            lock_wait_s=wait_s,
+            allow_empty=allow_empty,
         )
     finally:
         if owned:
@@ -205,4 +226,14 @@ def run(
             store._labels.clear()  # the run may have changed the roles
 
 
-__all__: Sequence[str] = ("Index", "QueryTooLarge", "UnknownRole", "check_query", "as_of_date", "labels_for_role", "open_store", "roles_of", "run")
+__all__: Sequence[str] = (
+    "Index",
+    "QueryTooLarge",
+    "UnknownRole",
+    "check_query",
+    "as_of_date",
+    "labels_for_role",
+    "open_store",
+    "roles_of",
+    "run",
+)

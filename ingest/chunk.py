@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 from ingest.model import Block, Chunk, ParsedDocument, SourceDocument, chunk_id
 from ingest.settings import MAX_TERM_BYTES, ChunkSettings
@@ -44,7 +44,7 @@ class WordIndex:
     ends: tuple[int, ...]
 
     @classmethod
-    def of(cls, text: str) -> "WordIndex":
+    def of(cls, text: str) -> WordIndex:
         matches = [(m.start(), m.end()) for m in WORD.finditer(text)]
         return cls(tuple(s for s, _ in matches), tuple(e for _, e in matches))
 
@@ -132,7 +132,9 @@ def check_terms(text: str, doc: SourceDocument) -> None:
     for name, values in (("title", [meta.title]), ("tags", list(meta.tags)), ("source", [doc.source])):
         for value in values:
             if len(value) > MAX_TERM_BYTES // 4 and len(value.encode("utf-8")) > MAX_TERM_BYTES:
-                raise ChunkLimitExceeded(f"{name} {_excerpt(value)} is over the {MAX_TERM_BYTES}-byte term limit of the search index")
+                raise ChunkLimitExceeded(
+                    f"{name} {_excerpt(value)} is over the {MAX_TERM_BYTES}-byte term limit of the search index"
+                )
 
 
 def check_headings(blocks: Sequence[Block]) -> None:
@@ -165,7 +167,7 @@ def bounded_spans(text: str, spans: Sequence[Span], words: WordIndex, max_bytes:
             continue
         piece_start, piece_end, size = None, 0, 0
         for word_start, word_end in words.spans(start, end):
-            added = len(text[piece_end if piece_start is not None else word_start:word_end].encode("utf-8"))
+            added = len(text[piece_end if piece_start is not None else word_start : word_end].encode("utf-8"))
             if piece_start is not None and size + added > max_bytes:
                 out.append((piece_start, piece_end))
                 piece_start = None

@@ -15,10 +15,11 @@ import sys
 import time
 import traceback
 import unicodedata
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -65,17 +66,45 @@ STORE_ENV = (
 CORPUS_ENV = "Environment: INGEST_WORKERS (parser processes), INGEST_DEBUG."
 RUN_ENV = "Also: INGEST_WORKERS, INGEST_WRITE_BATCH_CHUNKS (chunks per write batch)."
 
-StoreOpt = typer.Option(None, "--store", help="sqlite:///PATH or http(s)://host:9200 (env INGEST_STORE, ELASTICSEARCH_URL; default sqlite:///.ingest/index.sqlite).", show_default=False)
-PrefixOpt = typer.Option(None, "--index-prefix", help="Elasticsearch index prefix (env INGEST_INDEX_PREFIX; default ingest).", show_default=False)
-CloudOpt = typer.Option(None, "--cloud-id", help="Elastic Cloud deployment ID (env ELASTIC_CLOUD_ID).", show_default=False)
-CaOpt = typer.Option(None, "--ca-certs", help="CA certificate (PEM) of the cluster (env ES_CA_CERTS).", show_default=False)
-FingerprintOpt = typer.Option(None, "--ssl-assert-fingerprint", help="Accept only the certificate with this SHA-256 fingerprint (env ES_SSL_ASSERT_FINGERPRINT).", show_default=False)
-NoVerifyOpt = typer.Option(False, "--no-verify-certs", help="Do NOT check the cluster's TLS certificate (insecure; prints a warning).")
-TimeoutOpt = typer.Option(None, "--timeout", help="Seconds before a store that stops answering is given up (env INGEST_TIMEOUT).", show_default=False)
+StoreOpt = typer.Option(
+    None,
+    "--store",
+    help="sqlite:///PATH or http(s)://host:9200 (env INGEST_STORE, ELASTICSEARCH_URL; default sqlite:///.ingest/index.sqlite).",
+    show_default=False,
+)
+PrefixOpt = typer.Option(
+    None,
+    "--index-prefix",
+    help="Elasticsearch index prefix (env INGEST_INDEX_PREFIX; default ingest).",
+    show_default=False,
+)
+CloudOpt = typer.Option(
+    None, "--cloud-id", help="Elastic Cloud deployment ID (env ELASTIC_CLOUD_ID).", show_default=False
+)
+CaOpt = typer.Option(
+    None, "--ca-certs", help="CA certificate (PEM) of the cluster (env ES_CA_CERTS).", show_default=False
+)
+FingerprintOpt = typer.Option(
+    None,
+    "--ssl-assert-fingerprint",
+    help="Accept only the certificate with this SHA-256 fingerprint (env ES_SSL_ASSERT_FINGERPRINT).",
+    show_default=False,
+)
+NoVerifyOpt = typer.Option(
+    False, "--no-verify-certs", help="Do NOT check the cluster's TLS certificate (insecure; prints a warning)."
+)
+TimeoutOpt = typer.Option(
+    None,
+    "--timeout",
+    help="Seconds before a store that stops answering is given up (env INGEST_TIMEOUT).",
+    show_default=False,
+)
 JsonOpt = typer.Option(False, "--json", help="One JSON object on stdout, nothing else.")
 QuietOpt = typer.Option(False, "--quiet", "-q", help="Counts only.")
 VerboseOpt = typer.Option(False, "--verbose", "-v", help="Every document on its own line, and timings.")
-JunitOpt = typer.Option(None, "--junit", help="Also write a JUnit XML report to this file.", show_default=False, dir_okay=False)
+JunitOpt = typer.Option(
+    None, "--junit", help="Also write a JUnit XML report to this file.", show_default=False, dir_okay=False
+)
 
 PLAN_LINES = 50  # more planned changes than this: a summary, unless --verbose
 
@@ -107,13 +136,20 @@ def _json_default(value: Any) -> Any:
 
 
 @contextmanager
-def handled(as_json: bool, connection: Optional[ConnectionConfig] = None) -> Iterator[None]:
+def handled(as_json: bool, connection: ConnectionConfig | None = None) -> Iterator[None]:
     """Turn the library's exceptions into one clear line and the SPEC's exit code; anything
     unexpected is an internal error (exit 4), with its traceback only under --debug."""
     from ingest.api import QueryTooLarge, UnknownRole
     from ingest.corpus import CorpusError
     from ingest.evaluate import QuestionsError
-    from ingest.store.base import AmbiguousPrefix, ChunkNotFound, StoreConfigError, StoreError, StoreLocked, StoreUnavailable
+    from ingest.store.base import (
+        AmbiguousPrefix,
+        ChunkNotFound,
+        StoreConfigError,
+        StoreError,
+        StoreLocked,
+        StoreUnavailable,
+    )
 
     code, message = None, None
     try:
@@ -124,7 +160,17 @@ def handled(as_json: bool, connection: Optional[ConnectionConfig] = None) -> Ite
         code, message = exc.code, exc.message
     except StoreUnavailable as exc:
         code, message = UNREACHABLE, _cause(exc, connection) or str(exc)
-    except (SettingsError, QuestionsError, CorpusError, StoreConfigError, StoreLocked, AmbiguousPrefix, ConfigError, UnknownRole, QueryTooLarge) as exc:
+    except (
+        SettingsError,
+        QuestionsError,
+        CorpusError,
+        StoreConfigError,
+        StoreLocked,
+        AmbiguousPrefix,
+        ConfigError,
+        UnknownRole,
+        QueryTooLarge,
+    ) as exc:
         code, message = USAGE, str(exc)
     except ChunkNotFound as exc:
         code, message = FAILED, str(exc)
@@ -134,9 +180,10 @@ def handled(as_json: bool, connection: Optional[ConnectionConfig] = None) -> Ite
         if _debug or debug_enabled():
             traceback.print_exc(file=sys.stderr)
         code = INTERNAL
-        message = (
-            f"internal error (a bug in ingest {__version__}): {type(exc).__name__}: {exc}"
-            + ("" if _debug or debug_enabled() else "; rerun with --debug (or INGEST_DEBUG=1) for the traceback and report it")
+        message = f"internal error (a bug in ingest {__version__}): {type(exc).__name__}: {exc}" + (
+            ""
+            if _debug or debug_enabled()
+            else "; rerun with --debug (or INGEST_DEBUG=1) for the traceback and report it"
         )
     if code is not None:
         if as_json:
@@ -145,7 +192,7 @@ def handled(as_json: bool, connection: Optional[ConnectionConfig] = None) -> Ite
         raise typer.Exit(code)
 
 
-def _cause(exc: BaseException, connection: Optional[ConnectionConfig]) -> Optional[str]:
+def _cause(exc: BaseException, connection: ConnectionConfig | None) -> str | None:
     """The real cause of a failed connection (TLS, 401, 403), dug out of the client's exception chain."""
     from ingest.store.base import StoreError
 
@@ -189,13 +236,19 @@ def progress_bar(enabled: bool, label: str) -> Iterator[Any]:
         yield None
         return
     with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True,
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
     ) as bar:
         yield bar
 
 
-def _file_total(corpus: Path) -> Optional[int]:
+def _file_total(corpus: Path) -> int | None:
     """How many files the reading phase will see (for the bar's total and ETA)."""
     from ingest.corpus import discover
 
@@ -206,14 +259,24 @@ def _file_total(corpus: Path) -> Optional[int]:
 
 
 def _connection(
-    store: Optional[str], index_prefix: Optional[str], cloud_id: Optional[str] = None, ca_certs: Optional[str] = None,
-    fingerprint: Optional[str] = None, no_verify_certs: bool = False, timeout: Optional[float] = None,
+    store: str | None,
+    index_prefix: str | None,
+    cloud_id: str | None = None,
+    ca_certs: str | None = None,
+    fingerprint: str | None = None,
+    no_verify_certs: bool = False,
+    timeout: float | None = None,
 ) -> ConnectionConfig:
     """The store to use, from the flags and the environment (ingest.config)."""
     check_environment()
     return resolve(
-        store, index_prefix=index_prefix, cloud_id=cloud_id, ca_certs=ca_certs, ssl_assert_fingerprint=fingerprint,
-        verify_certs=not no_verify_certs, timeout=timeout,
+        store,
+        index_prefix=index_prefix,
+        cloud_id=cloud_id,
+        ca_certs=ca_certs,
+        ssl_assert_fingerprint=fingerprint,
+        verify_certs=not no_verify_certs,
+        timeout=timeout,
     )
 
 
@@ -246,7 +309,7 @@ def _labels_for(store, role: str) -> tuple[str, ...]:
     return labels_for_role(store, role)
 
 
-def _as_of(value: Optional[str]) -> Optional[date]:
+def _as_of(value: str | None) -> date | None:
     from ingest.pipeline import parse_as_of
 
     try:
@@ -268,8 +331,16 @@ def _debug_callback(value: bool) -> None:
 
 @app.callback()
 def root(
-    version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True, help="Show the version."),
-    debug: bool = typer.Option(False, "--debug", callback=_debug_callback, is_eager=True, help="Tracebacks for internal errors (env INGEST_DEBUG=1)."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Show the version."
+    ),
+    debug: bool = typer.Option(
+        False,
+        "--debug",
+        callback=_debug_callback,
+        is_eager=True,
+        help="Tracebacks for internal errors (env INGEST_DEBUG=1).",
+    ),
 ) -> None:
     """ingest: every answer traceable to its passage, version and page."""
 
@@ -299,14 +370,28 @@ def parse(
             raise CommandError(FAILED, f"{file}: unreadable file: {exc}") from None
         blocks = [
             {
-                "kind": b.kind, "level": b.level, "section": b.section, "heading_path": list(b.heading_path),
-                "start": b.start, "end": b.end, "pages": list(b.pages), "text": doc.text[b.start:b.end],
+                "kind": b.kind,
+                "level": b.level,
+                "section": b.section,
+                "heading_path": list(b.heading_path),
+                "start": b.start,
+                "end": b.end,
+                "pages": list(b.pages),
+                "text": doc.text[b.start : b.end],
             }
             for b in doc.blocks
         ]
         if as_json:
-            emit_json({"source": str(file), "format": doc.format, "metadata": dict(doc.metadata),
-                       "text": doc.text, "blocks": blocks, "page_starts": list(doc.page_starts)})
+            emit_json(
+                {
+                    "source": str(file),
+                    "format": doc.format,
+                    "metadata": dict(doc.metadata),
+                    "text": doc.text,
+                    "blocks": blocks,
+                    "page_starts": list(doc.page_starts),
+                }
+            )
             return
         out.print(f"[bold]{safe(file)}[/bold]  format {doc.format}, {len(doc.text)} characters, {len(blocks)} blocks")
         out.print("[bold]metadata[/bold]")
@@ -317,7 +402,9 @@ def parse(
             pages = f" p{b['pages'][0]}" + (f"-{b['pages'][-1]}" if len(b["pages"]) > 1 else "") if b["pages"] else ""
             path = " › ".join(b["heading_path"])
             first = b["text"].splitlines()[0] if b["text"] else ""
-            out.print(f"  {n:>3} {b['kind']:<9} {b['start']:>6}-{b['end']:<6}{pages:<7} {escape(path)}  [dim]{escape(first[:60])}[/dim]")
+            out.print(
+                f"  {n:>3} {b['kind']:<9} {b['start']:>6}-{b['end']:<6}{pages:<7} {escape(path)}  [dim]{escape(first[:60])}[/dim]"
+            )
         if show_text:
             out.print("[bold]text[/bold]")
             out.print(escape(doc.text))
@@ -333,7 +420,7 @@ def _print_problems(problems) -> None:
             out.print(f"    - {safe(line)}")
 
 
-def _write_junit(path: Optional[Path], *suites) -> None:
+def _write_junit(path: Path | None, *suites) -> None:
     if path is None:
         return
     from ingest import junit
@@ -341,13 +428,17 @@ def _write_junit(path: Optional[Path], *suites) -> None:
     try:
         junit.write(path, *suites)
     except OSError as exc:
-        raise CommandError(USAGE, f"--junit {printable(str(path))}: cannot write the report: {exc.strerror or exc}") from None
+        raise CommandError(
+            USAGE, f"--junit {printable(str(path))}: cannot write the report: {exc.strerror or exc}"
+        ) from None
 
 
 @app.command(epilog=CORPUS_ENV)
 def validate(
-    corpus: Path = typer.Argument(..., help="The corpus folder (with documents/, optional inventory.yaml and ingest.toml)."),
-    junit_file: Optional[Path] = JunitOpt,
+    corpus: Path = typer.Argument(
+        ..., help="The corpus folder (with documents/, optional inventory.yaml and ingest.toml)."
+    ),
+    junit_file: Path | None = JunitOpt,
     quiet: bool = QuietOpt,
     verbose: bool = VerboseOpt,
     as_json: bool = JsonOpt,
@@ -365,7 +456,10 @@ def validate(
             scan = scan_corpus(corpus, settings, on_file=(lambda _: bar.advance(task)) if bar else None)
         from ingest import junit
 
-        _write_junit(junit_file, junit.documents_suite("validate", [(d.source, d.meta.key) for d in scan.documents], scan.problems))
+        _write_junit(
+            junit_file,
+            junit.documents_suite("validate", [(d.source, d.meta.key) for d in scan.documents], scan.problems),
+        )
         if as_json:
             emit_json(scan.to_json())
         else:
@@ -399,14 +493,18 @@ def _run_suite(result):
     refused: dict[str, list[str]] = {}
     chunk_source = {c.chunk_id: doc.source for doc, chunks, _ in result.plan.to_write for c in chunks}
     for e in result.errors:
-        refused.setdefault(chunk_source.get(e.id, "(unknown document)"), []).append(f"chunk {e.id} refused by the store: {e.reason}")
+        refused.setdefault(chunk_source.get(e.id, "(unknown document)"), []).append(
+            f"chunk {e.id} refused by the store: {e.reason}"
+        )
     for item in result.plan.items:
         if item.action == "removed":
             continue
         reasons = refused.pop(item.source, [])
         suite.add(item.source, f"ingest.run.{item.action}", reasons)
     for p in result.plan.problems:
-        suite.add(p.source + (f" ({p.doc_id})" if p.doc_id else ""), "ingest.run.rejected", list(p.problems) or ["rejected"])
+        suite.add(
+            p.source + (f" ({p.doc_id})" if p.doc_id else ""), "ingest.run.rejected", list(p.problems) or ["rejected"]
+        )
     for source, reasons in refused.items():
         suite.add(source, "ingest.run.refused", reasons)
     return suite
@@ -432,23 +530,35 @@ def _print_plan(result, dry_run: bool, verbose: bool) -> None:
 @app.command(epilog=STORE_ENV + " " + RUN_ENV)
 def run(
     corpus: Path = typer.Argument(..., help="The corpus folder."),
-    store: Optional[str] = StoreOpt,
-    index_prefix: Optional[str] = PrefixOpt,
-    chunker: Optional[str] = typer.Option(None, "--chunker", help="structure (default), fixed or overlap; default from ingest.toml."),
-    size: Optional[int] = typer.Option(None, "--size", help="Chunk size in words (default from ingest.toml, else 200)."),
-    overlap: Optional[int] = typer.Option(None, "--overlap", help="Words shared by consecutive windows (overlap chunker)."),
+    store: str | None = StoreOpt,
+    index_prefix: str | None = PrefixOpt,
+    chunker: str | None = typer.Option(
+        None, "--chunker", help="structure (default), fixed or overlap; default from ingest.toml."
+    ),
+    size: int | None = typer.Option(
+        None, "--size", help="Chunk size in words (default from ingest.toml, else 200)."
+    ),
+    overlap: int | None = typer.Option(
+        None, "--overlap", help="Words shared by consecutive windows (overlap chunker)."
+    ),
     full: bool = typer.Option(False, "--full", help="Rebuild everything and swap it in atomically."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan (new, changed, unchanged, removed, rejected); write nothing."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print the plan (new, changed, unchanged, removed, rejected); write nothing."
+    ),
     strict: bool = typer.Option(False, "--strict", help="All or nothing: write nothing when any document is rejected."),
-    accept_edits: bool = typer.Option(False, "--accept-edits", help="Replace documents whose content changed without a version bump."),
+    accept_edits: bool = typer.Option(
+        False, "--accept-edits", help="Replace documents whose content changed without a version bump."
+    ),
     wait: float = typer.Option(0.0, "--wait", help="Seconds to wait for another run's lock before giving up."),
-    allow_empty: bool = typer.Option(False, "--allow-empty", help="Allow an empty documents/ folder to remove every stored document."),
-    junit_file: Optional[Path] = JunitOpt,
-    cloud_id: Optional[str] = CloudOpt,
-    ca_certs: Optional[str] = CaOpt,
-    fingerprint: Optional[str] = FingerprintOpt,
+    allow_empty: bool = typer.Option(
+        False, "--allow-empty", help="Allow an empty documents/ folder to remove every stored document."
+    ),
+    junit_file: Path | None = JunitOpt,
+    cloud_id: str | None = CloudOpt,
+    ca_certs: str | None = CaOpt,
+    fingerprint: str | None = FingerprintOpt,
     no_verify_certs: bool = NoVerifyOpt,
-    timeout: Optional[float] = TimeoutOpt,
+    timeout: float | None = TimeoutOpt,
     quiet: bool = QuietOpt,
     verbose: bool = VerboseOpt,
     as_json: bool = JsonOpt,
@@ -487,9 +597,17 @@ def run(
                     scan_task = bar.add_task("reading", total=total_files) if bar else None
                     try:
                         return pipeline.run(
-                            corpus, target, settings, chunking, full=full, dry_run=dry, accept_edits=accept_edits,
-                            lock_wait_s=wait, allow_empty=allow_empty,
-                            on_file=(lambda _: bar.advance(scan_task)) if bar else None, progress=on_progress,
+                            corpus,
+                            target,
+                            settings,
+                            chunking,
+                            full=full,
+                            dry_run=dry,
+                            accept_edits=accept_edits,
+                            lock_wait_s=wait,
+                            allow_empty=allow_empty,
+                            on_file=(lambda _: bar.advance(scan_task)) if bar else None,
+                            progress=on_progress,
                         )
                     finally:
                         if bar is not None:
@@ -523,7 +641,9 @@ def run(
             d, c = data["documents"], data["chunks"]
             repaired = data["repaired"]
             if repaired and any(repaired.values()):
-                out.print(f"repaired an interrupted run: {repaired['orphan_chunks']} orphan chunks deleted, {repaired['incomplete_documents']} incomplete documents redone")
+                out.print(
+                    f"repaired an interrupted run: {repaired['orphan_chunks']} orphan chunks deleted, {repaired['incomplete_documents']} incomplete documents redone"
+                )
             if d["defaulted_access"] and not quiet:
                 out.print(f"access defaulted from ingest.toml: {d['defaulted_access']} document(s)")
             if strict_refused:
@@ -537,7 +657,9 @@ def run(
             if not quiet:
                 out.print(f"store: {safe(result.store)}   ({data['elapsed_s']:.2f}s)")
             if verbose and d["seen"]:
-                out.print(f"timing: {data['elapsed_s'] / d['seen'] * 1000:.1f} ms per document, {c['written'] / max(data['elapsed_s'], 1e-9):.0f} chunks/s written")
+                out.print(
+                    f"timing: {data['elapsed_s'] / d['seen'] * 1000:.1f} ms per document, {c['written'] / max(data['elapsed_s'], 1e-9):.0f} chunks/s written"
+                )
         if not result.ok:
             raise typer.Exit(FAILED)
 
@@ -549,16 +671,20 @@ def run(
 def search(
     query: str = typer.Argument(..., help="Words to search for (BM25)."),
     top: int = typer.Option(5, "--top", "-k", min=1, max=1000, help="How many hits."),
-    role: str = typer.Option("public", "--role", help="Whose eyes: public, partner, staff (or a role from ingest.toml)."),
-    as_of: Optional[str] = typer.Option(None, "--as-of", help="Only chunks in force on this date (YYYY-MM-DD; default today; 'any' for no date filter)."),
-    doc_id: Optional[str] = typer.Option(None, "--doc-id", help="Only this document."),
-    store: Optional[str] = StoreOpt,
-    index_prefix: Optional[str] = PrefixOpt,
-    cloud_id: Optional[str] = CloudOpt,
-    ca_certs: Optional[str] = CaOpt,
-    fingerprint: Optional[str] = FingerprintOpt,
+    role: str = typer.Option(
+        "public", "--role", help="Whose eyes: public, partner, staff (or a role from ingest.toml)."
+    ),
+    as_of: str | None = typer.Option(
+        None, "--as-of", help="Only chunks in force on this date (YYYY-MM-DD; default today; 'any' for no date filter)."
+    ),
+    doc_id: str | None = typer.Option(None, "--doc-id", help="Only this document."),
+    store: str | None = StoreOpt,
+    index_prefix: str | None = PrefixOpt,
+    cloud_id: str | None = CloudOpt,
+    ca_certs: str | None = CaOpt,
+    fingerprint: str | None = FingerprintOpt,
     no_verify_certs: bool = NoVerifyOpt,
-    timeout: Optional[float] = TimeoutOpt,
+    timeout: float | None = TimeoutOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """BM25 search with the role's access and the as-of date applied inside the store."""
@@ -576,9 +702,29 @@ def search(
         finally:
             index.close()
         if as_json:
-            keys = ("chunk_id", "doc_id", "version", "title", "section", "sections", "pages", "start", "end", "access", "score", "text")
-            emit_json({"query": query, "role": role, "as_of": day.isoformat() if day else None, "store": connection.display,
-                       "hits": [{k: h.to_json()[k] for k in keys} for h in hits]})
+            keys = (
+                "chunk_id",
+                "doc_id",
+                "version",
+                "title",
+                "section",
+                "sections",
+                "pages",
+                "start",
+                "end",
+                "access",
+                "score",
+                "text",
+            )
+            emit_json(
+                {
+                    "query": query,
+                    "role": role,
+                    "as_of": day.isoformat() if day else None,
+                    "store": connection.display,
+                    "hits": [{k: h.to_json()[k] for k in keys} for h in hits],
+                }
+            )
             return
         if not hits:
             out.print(f"no hits for {safe(repr(query))} (role {safe(role)}, as of {day or 'any date'})")
@@ -586,7 +732,9 @@ def search(
         for n, hit in enumerate(hits, start=1):
             c = hit.chunk
             pages = f"  pages {c.pages[0]}-{c.pages[-1]}" if c.pages else ""
-            out.print(f"[bold]{n}. {c.short_id}[/bold]  {safe(c.title)}  v{safe(c.version)}  § {safe(c.section or '-')}{pages}  score {hit.score:.2f}")
+            out.print(
+                f"[bold]{n}. {c.short_id}[/bold]  {safe(c.title)}  v{safe(c.version)}  § {safe(c.section or '-')}{pages}  score {hit.score:.2f}"
+            )
             out.print(f"   {safe(_snippet(c.text))}")
 
 
@@ -610,14 +758,14 @@ def chunk_line(c) -> str:
 @app.command(epilog=STORE_ENV)
 def chunks(
     doc_id: str = typer.Argument(..., help="The document's doc_id."),
-    version: Optional[str] = typer.Option(None, "--version", help="Only this version (default: every stored version)."),
-    store: Optional[str] = StoreOpt,
-    index_prefix: Optional[str] = PrefixOpt,
-    cloud_id: Optional[str] = CloudOpt,
-    ca_certs: Optional[str] = CaOpt,
-    fingerprint: Optional[str] = FingerprintOpt,
+    version: str | None = typer.Option(None, "--version", help="Only this version (default: every stored version)."),
+    store: str | None = StoreOpt,
+    index_prefix: str | None = PrefixOpt,
+    cloud_id: str | None = CloudOpt,
+    ca_certs: str | None = CaOpt,
+    fingerprint: str | None = FingerprintOpt,
     no_verify_certs: bool = NoVerifyOpt,
-    timeout: Optional[float] = TimeoutOpt,
+    timeout: float | None = TimeoutOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """A document's chunks in order: short_id vV #pos chars S-E pages P | N words | section."""
@@ -636,7 +784,9 @@ def chunks(
         finally:
             target.close()
         if not found:
-            raise CommandError(FAILED, f"no chunks for doc_id {doc_id!r}" + (f" version {version!r}" if version else ""))
+            raise CommandError(
+                FAILED, f"no chunks for doc_id {doc_id!r}" + (f" version {version!r}" if version else "")
+            )
         if as_json:
             emit_json({"doc_id": doc_id, "store": connection.display, "chunks": [c.to_json() for c in found]})
             return
@@ -647,14 +797,16 @@ def chunks(
 @app.command(epilog=STORE_ENV)
 def show(
     chunk_id: str = typer.Argument(..., help="A chunk ID or any unique prefix of 8+ characters."),
-    context: int = typer.Option(0, "--context", "-C", min=0, help="Also show N neighbours each side (same document version)."),
-    store: Optional[str] = StoreOpt,
-    index_prefix: Optional[str] = PrefixOpt,
-    cloud_id: Optional[str] = CloudOpt,
-    ca_certs: Optional[str] = CaOpt,
-    fingerprint: Optional[str] = FingerprintOpt,
+    context: int = typer.Option(
+        0, "--context", "-C", min=0, help="Also show N neighbours each side (same document version)."
+    ),
+    store: str | None = StoreOpt,
+    index_prefix: str | None = PrefixOpt,
+    cloud_id: str | None = CloudOpt,
+    ca_certs: str | None = CaOpt,
+    fingerprint: str | None = FingerprintOpt,
     no_verify_certs: bool = NoVerifyOpt,
-    timeout: Optional[float] = TimeoutOpt,
+    timeout: float | None = TimeoutOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """The full record of a chunk and its citation; --context N adds its neighbours."""
@@ -666,7 +818,10 @@ def show(
     with handled(as_json, connection):
         _announce(connection, as_json)
         if len(chunk_id.strip()) < MIN_PREFIX or not all(ch in "0123456789abcdefABCDEF" for ch in chunk_id.strip()):
-            raise CommandError(USAGE, f"{printable(repr(chunk_id))} is not a chunk ID: give the ID or a prefix of {MIN_PREFIX}+ hex characters")
+            raise CommandError(
+                USAGE,
+                f"{printable(repr(chunk_id))} is not a chunk ID: give the ID or a prefix of {MIN_PREFIX}+ hex characters",
+            )
         target = _open_store(connection, create=False)
         try:
             target.check()
@@ -679,13 +834,22 @@ def show(
         finally:
             target.close()
         if as_json:
-            emit_json({"chunk": chunk.to_json(), "citation": chunk.citation(), "store": connection.display,
-                       "before": [c.to_json() for c in before], "after": [c.to_json() for c in after]})
+            emit_json(
+                {
+                    "chunk": chunk.to_json(),
+                    "citation": chunk.citation(),
+                    "store": connection.display,
+                    "before": [c.to_json() for c in before],
+                    "after": [c.to_json() for c in after],
+                }
+            )
             return
         out.print(f"[bold]{safe(chunk.citation())}[/bold]")
         for key, value in chunk.to_json().items():
             if key != "text":
-                out.print(f"  {key}: {safe(json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else str(value))}")
+                out.print(
+                    f"  {key}: {safe(json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else str(value))}"
+                )
         for c in before:
             out.print(f"[dim]── #{c.position} {c.short_id} § {safe(c.section)}[/dim]")
             out.print(f"[dim]{safe(c.text, keep_newlines=True)}[/dim]")
@@ -702,13 +866,13 @@ def show(
 @app.command(epilog=STORE_ENV + " " + CORPUS_ENV)
 def verify(
     corpus: Path = typer.Argument(..., help="The corpus folder the store was built from."),
-    store: Optional[str] = StoreOpt,
-    index_prefix: Optional[str] = PrefixOpt,
-    cloud_id: Optional[str] = CloudOpt,
-    ca_certs: Optional[str] = CaOpt,
-    fingerprint: Optional[str] = FingerprintOpt,
+    store: str | None = StoreOpt,
+    index_prefix: str | None = PrefixOpt,
+    cloud_id: str | None = CloudOpt,
+    ca_certs: str | None = CaOpt,
+    fingerprint: str | None = FingerprintOpt,
     no_verify_certs: bool = NoVerifyOpt,
-    timeout: Optional[float] = TimeoutOpt,
+    timeout: float | None = TimeoutOpt,
     quiet: bool = QuietOpt,
     verbose: bool = VerboseOpt,
     as_json: bool = JsonOpt,
@@ -727,7 +891,9 @@ def verify(
         try:
             with progress_bar(not as_json and not quiet, "verifying") as bar:
                 task = bar.add_task("re-reading", total=_file_total(corpus)) if bar else None
-                result = pipeline.verify(corpus, target, settings, on_file=(lambda _: bar.advance(task)) if bar else None)
+                result = pipeline.verify(
+                    corpus, target, settings, on_file=(lambda _: bar.advance(task)) if bar else None
+                )
         finally:
             target.close()
         data = result.to_json()
@@ -735,13 +901,24 @@ def verify(
             emit_json({**data, "store": connection.display})
         else:
             out.print(f"chunks checked: {result.chunks}")
-            for name in ("untraceable", "missing_in_store", "stale_in_store", "orphan_chunks", "incomplete_documents", "metadata_mismatch", "access_layout"):
+            for name in (
+                "untraceable",
+                "missing_in_store",
+                "stale_in_store",
+                "orphan_chunks",
+                "incomplete_documents",
+                "metadata_mismatch",
+                "access_layout",
+            ):
                 values = data[name]
                 if quiet and not values:
                     continue
                 mark = "[green]✓[/green]" if not values else "[red]✗[/red]"
                 shown = values if verbose else _listing(values)
-                out.print(f"{mark} {name.replace('_', ' ')}: {len(values)}" + (f"  {safe(shown if isinstance(shown, str) else ', '.join(shown))}" if values else ""))
+                out.print(
+                    f"{mark} {name.replace('_', ' ')}: {len(values)}"
+                    + (f"  {safe(shown if isinstance(shown, str) else ', '.join(shown))}" if values else "")
+                )
             if result.edited_in_folder and not quiet:
                 out.print(
                     f"[yellow]![/yellow] edited in the folder without a version bump: {len(result.edited_in_folder)}  "
@@ -760,16 +937,23 @@ def verify(
 def eval_(
     questions: Path = typer.Argument(..., help="questions.yaml"),
     top: int = typer.Option(5, "--top", "-k", min=1, help="k for hit@k."),
-    min_hit_at_k: Optional[float] = typer.Option(None, "--min-hit-at-k", min=0.0, max=1.0, help="Gate: exit 1 when hit@k is below this (0–1).", show_default=False),
+    min_hit_at_k: float | None = typer.Option(
+        None,
+        "--min-hit-at-k",
+        min=0.0,
+        max=1.0,
+        help="Gate: exit 1 when hit@k is below this (0–1).",
+        show_default=False,
+    ),
     max_leaks: int = typer.Option(0, "--max-leaks", min=0, help="Gate: exit 1 when more leaks than this."),
-    junit_file: Optional[Path] = JunitOpt,
-    store: Optional[str] = StoreOpt,
-    index_prefix: Optional[str] = PrefixOpt,
-    cloud_id: Optional[str] = CloudOpt,
-    ca_certs: Optional[str] = CaOpt,
-    fingerprint: Optional[str] = FingerprintOpt,
+    junit_file: Path | None = JunitOpt,
+    store: str | None = StoreOpt,
+    index_prefix: str | None = PrefixOpt,
+    cloud_id: str | None = CloudOpt,
+    ca_certs: str | None = CaOpt,
+    fingerprint: str | None = FingerprintOpt,
     no_verify_certs: bool = NoVerifyOpt,
-    timeout: Optional[float] = TimeoutOpt,
+    timeout: float | None = TimeoutOpt,
     quiet: bool = QuietOpt,
     verbose: bool = VerboseOpt,
     as_json: bool = JsonOpt,
@@ -795,7 +979,9 @@ def eval_(
                     check_query(q.question)
                 except QueryTooLarge as exc:
                     raise CommandError(USAGE, f"question {q.id}: {exc}") from None
-                return index.store.search(q.question, index.labels_for(q.role), q.as_of or date.today(), top=top, role=q.role)
+                return index.store.search(
+                    q.question, index.labels_for(q.role), q.as_of or date.today(), top=top, role=q.role
+                )
 
             result = evaluate(qs, ask, index.labels_for, k=top)
             if qs and result.returned == 0:
@@ -807,7 +993,13 @@ def eval_(
 
         _write_junit(junit_file, junit.questions_suite(result, failures))
         if as_json:
-            emit_json({**result.to_json(), "store": connection.display, "gate": {"passed": not failures, "failures": failures}})
+            emit_json(
+                {
+                    **result.to_json(),
+                    "store": connection.display,
+                    "gate": {"passed": not failures, "failures": failures},
+                }
+            )
         else:
             scored = result.questions - result.no_answer
             out.print(
@@ -816,17 +1008,24 @@ def eval_(
             )
             if not quiet:
                 for cat, values in result.by_category.items():
-                    out.print(f"  {safe(cat):<14} {values['questions']:>3} questions   hit@{top} {values['hit_at_k']:.3f}")
+                    out.print(
+                        f"  {safe(cat):<14} {values['questions']:>3} questions   hit@{top} {values['hit_at_k']:.3f}"
+                    )
                 out.print(f"missed: {safe(', '.join(result.missed)) or '-'}")
             if verbose:
                 for o in result.outcomes:
                     mark = "[green]✓[/green]" if o.passed else "[red]✗[/red]"
                     rank = f"rank {o.rank}" if o.rank else "-"
-                    out.print(f"  {mark} {safe(o.id)} ({safe(o.role)}) {rank}" + "".join(f"\n      {safe(r)}" for r in o.reasons))
+                    out.print(
+                        f"  {mark} {safe(o.id)} ({safe(o.role)}) {rank}"
+                        + "".join(f"\n      {safe(r)}" for r in o.reasons)
+                    )
                 out.print(f"({time.perf_counter() - started:.2f}s)")
             if result.leaks:
                 for leak in result.leaks:
-                    out.print(f"[red]LEAK[/red] {safe(leak['id'])}: {leak['chunk_id'][:12]} from {safe(leak['doc_id'])}")
+                    out.print(
+                        f"[red]LEAK[/red] {safe(leak['id'])}: {leak['chunk_id'][:12]} from {safe(leak['doc_id'])}"
+                    )
             else:
                 out.print("leaks: 0")
             for failure in failures:
@@ -837,13 +1036,13 @@ def eval_(
 
 @app.command(epilog=STORE_ENV)
 def stats(
-    store: Optional[str] = StoreOpt,
-    index_prefix: Optional[str] = PrefixOpt,
-    cloud_id: Optional[str] = CloudOpt,
-    ca_certs: Optional[str] = CaOpt,
-    fingerprint: Optional[str] = FingerprintOpt,
+    store: str | None = StoreOpt,
+    index_prefix: str | None = PrefixOpt,
+    cloud_id: str | None = CloudOpt,
+    ca_certs: str | None = CaOpt,
+    fingerprint: str | None = FingerprintOpt,
     no_verify_certs: bool = NoVerifyOpt,
-    timeout: Optional[float] = TimeoutOpt,
+    timeout: float | None = TimeoutOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Counts in the store by access, status, format and version."""
@@ -869,7 +1068,9 @@ def stats(
         totals = counts.pop("totals")
         out.print(f"store: {safe(target.name)}   documents: {totals['documents']}   chunks: {totals['chunks']}")
         if meta:
-            out.print(f"built {safe(meta.get('built_at', '?'))} with chunker {safe(meta.get('chunker'))} size {safe(meta.get('size'))}, parser v{safe(meta.get('parser_version'))}")
+            out.print(
+                f"built {safe(meta.get('built_at', '?'))} with chunker {safe(meta.get('chunker'))} size {safe(meta.get('size'))}, parser v{safe(meta.get('parser_version'))}"
+            )
         for field, values in counts.items():
             out.print(f"chunks by {field}: " + (", ".join(f"{safe(k)} {v}" for k, v in values.items()) or "-"))
 

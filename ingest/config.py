@@ -23,8 +23,8 @@ content, it moves between machines and clusters, and credentials do not belong i
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Mapping
 from urllib.parse import urlsplit
 
 DEFAULT_SQLITE = ".ingest/index.sqlite"
@@ -34,12 +34,8 @@ DEFAULT_PREFIX = "ingest"
 # settings (language analyzers need the analysis-common module: present in the default
 # distribution, absent from the integ-test one).
 BUILTIN_ANALYZERS = frozenset(
-    "standard simple whitespace stop keyword pattern fingerprint".split()
-    + (
-        "arabic armenian basque bengali brazilian bulgarian catalan cjk czech danish dutch english "
-        "estonian finnish french galician german greek hindi hungarian indonesian irish italian latvian "
-        "lithuanian norwegian persian portuguese romanian russian serbian sorani spanish swedish turkish thai"
-    ).split()
+    ["standard", "simple", "whitespace", "stop", "keyword", "pattern", "fingerprint"]
+    + ["arabic", "armenian", "basque", "bengali", "brazilian", "bulgarian", "catalan", "cjk", "czech", "danish", "dutch", "english", "estonian", "finnish", "french", "galician", "german", "greek", "hindi", "hungarian", "indonesian", "irish", "italian", "latvian", "lithuanian", "norwegian", "persian", "portuguese", "romanian", "russian", "serbian", "sorani", "spanish", "swedish", "turkish", "thai"]
 )
 
 # Integer variables read elsewhere at import time: checked here first, so a typo is a
@@ -51,9 +47,18 @@ INTEGER_VARIABLES = {
 
 # Every variable the commands read, for help texts and the README.
 STORE_VARIABLES = (
-    "INGEST_STORE", "ELASTIC_CLOUD_ID", "ELASTICSEARCH_URL", "INGEST_INDEX_PREFIX", "ES_API_KEY",
-    "ELASTIC_API_KEY", "ES_USERNAME", "ES_PASSWORD", "ES_CA_CERTS", "ES_SSL_ASSERT_FINGERPRINT",
-    "INGEST_ES_ANALYZER", "INGEST_TIMEOUT",
+    "INGEST_STORE",
+    "ELASTIC_CLOUD_ID",
+    "ELASTICSEARCH_URL",
+    "INGEST_INDEX_PREFIX",
+    "ES_API_KEY",
+    "ELASTIC_API_KEY",
+    "ES_USERNAME",
+    "ES_PASSWORD",
+    "ES_CA_CERTS",
+    "ES_SSL_ASSERT_FINGERPRINT",
+    "INGEST_ES_ANALYZER",
+    "INGEST_TIMEOUT",
 )
 
 
@@ -94,7 +99,7 @@ class ConnectionConfig:
 
     @property
     def sqlite_path(self) -> str:
-        return self.url[len("sqlite:///"):]
+        return self.url[len("sqlite:///") :]
 
     @property
     def display(self) -> str:
@@ -212,7 +217,7 @@ def with_store(config: ConnectionConfig, **changes) -> ConnectionConfig:
 def check_url(url: str, source: str) -> None:
     """sqlite:///PATH or http(s)://host[:port][/path]; anything else names the key and value."""
     if url.startswith("sqlite:///"):
-        if not url[len("sqlite:///"):]:
+        if not url[len("sqlite:///") :]:
             raise ConfigError(f"{source}={url!r}: no file path after sqlite:///")
         return
     if url.startswith("sqlite:"):

@@ -16,10 +16,11 @@ import signal
 import stat
 import threading
 import time
+from collections.abc import Callable, Container, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Container, Iterator, Mapping
+from typing import Any
 
 from ingest.metadata import (
     INVENTORY,
@@ -248,7 +249,9 @@ def _check_files(
         return
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_init_worker,
+        max_workers=workers,
+        mp_context=context,
+        initializer=_init_worker,
         initargs=(root, dict(inventory), settings, frozenset(skip_body), os.getpid()),
     ) as pool:
         yield from pool.map(_check_in_worker, paths, chunksize=16)
@@ -286,7 +289,7 @@ def _die_with(parent: int) -> None:
     threading.Thread(target=watch, name="ingest-parent-watch", daemon=True).start()
 
 
-def _check_in_worker(path: Path) -> "_FileResult":
+def _check_in_worker(path: Path) -> _FileResult:
     root, inventory, settings, skip_body = _worker_args
     return _check_file(path, root, inventory, settings, skip_body)
 
@@ -321,9 +324,7 @@ def _check_file(
     except UnreadableFile as exc:
         return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc}"])
     except Exception as exc:  # a parser bug must not stop the other files; report it as such
-        return _rejected(
-            source, {}, entry, [f"{source}: unreadable file: parser error: {type(exc).__name__}: {exc}"]
-        )
+        return _rejected(source, {}, entry, [f"{source}: unreadable file: parser error: {type(exc).__name__}: {exc}"])
     meta, problems, defaulted = resolve_metadata(source, fields, entry, settings)
     if meta is None:
         return _rejected(source, fields, entry, problems)
@@ -402,9 +403,7 @@ def scan_corpus(
 
     passed = [result for result in results if result.document is not None]
     rejected_keys = {result.key for result in results if result.key}
-    cross = cross_document_problems(
-        [(result.source, result.document.meta) for result in passed], rejected_keys
-    )
+    cross = cross_document_problems([(result.source, result.document.meta) for result in passed], rejected_keys)
     documents = []
     rejected = [result.problems for result in results if result.problems is not None] + listing.file_problems
     defaulted = 0

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -40,9 +40,17 @@ class Suite:
 
     def to_xml(self) -> ET.Element:
         failures = sum(1 for c in self.cases if c.failure)
-        suite = ET.Element("testsuite", name=self.name, tests=str(len(self.cases)), failures=str(failures), errors="0", skipped="0")
+        suite = ET.Element(
+            "testsuite", name=self.name, tests=str(len(self.cases)), failures=str(failures), errors="0", skipped="0"
+        )
         for case in self.cases:
-            element = ET.SubElement(suite, "testcase", name=_xml_text(case.name), classname=_xml_text(case.classname), time=f"{case.time_s:.3f}")
+            element = ET.SubElement(
+                suite,
+                "testcase",
+                name=_xml_text(case.name),
+                classname=_xml_text(case.classname),
+                time=f"{case.time_s:.3f}",
+            )
             if case.failure:
                 failure = ET.SubElement(element, "failure", message=_xml_text(case.failure[0][:500]), type="ingest")
                 failure.text = _xml_text("\n".join(case.failure))

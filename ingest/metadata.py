@@ -18,13 +18,13 @@ from __future__ import annotations
 import re
 import reprlib
 from collections import defaultdict
+from collections.abc import Collection, Mapping
 from datetime import date, datetime
-from typing import Any, Collection, Mapping
+from typing import Any
 
 import yaml
 
 from ingest import safe_yaml
-
 from ingest.model import DocumentMeta
 from ingest.settings import Settings
 
@@ -207,9 +207,7 @@ def resolve_metadata(
         f"{source}: {name}: expands to more than {MAX_FIELD_VALUES} values (a YAML alias bomb?)" for name in bombs
     )
     inventory = inventory_fields or {}
-    fields = list(KNOWN_FIELDS) + sorted(
-        (set(settings.required) | set(settings.patterns)) - set(KNOWN_FIELDS)
-    )
+    fields = list(KNOWN_FIELDS) + sorted((set(settings.required) | set(settings.patterns)) - set(KNOWN_FIELDS))
     values: dict[str, Any] = {}
     defaulted = False
     for name in fields:
@@ -223,8 +221,7 @@ def resolve_metadata(
             theirs = normalise(name, inventory[name], settings)
             if ours != theirs:
                 problems.append(
-                    f"{source}: {name}: file has {show(file_fields[name])} "
-                    f"but {INVENTORY} has {show(inventory[name])}"
+                    f"{source}: {name}: file has {show(file_fields[name])} but {INVENTORY} has {show(inventory[name])}"
                 )
         if not in_file and not in_inventory:
             if name == "access" and settings.access_default:
@@ -404,9 +401,7 @@ def cross_document_problems(
         target = meta.superseded_by
         if target is not None and target not in by_key:
             if target in rejected_keys:
-                problems[source].append(
-                    f"{source}: superseded_by: {target!r} names a document that was rejected"
-                )
+                problems[source].append(f"{source}: superseded_by: {target!r} names a document that was rejected")
             else:
                 problems[source].append(f"{source}: superseded_by: {target!r} names no document in the corpus")
     return {source: found for source, found in problems.items() if found}
@@ -445,6 +440,3 @@ def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict],
         else:
             entries[key.strip()] = {str(name): value for name, value in fields.items()}
     return entries, problems
-
-
-

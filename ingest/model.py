@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_left, bisect_right
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Mapping
+from typing import Any
 
 FORMATS = ("markdown", "html", "text", "pdf")
 
@@ -87,7 +88,6 @@ class DocumentMeta:
         return f"{self.doc_id}@{self.version}"
 
 
-
 @dataclass(frozen=True)
 class SourceDocument:
     """A document that passed validation: where it came from, its bytes' hash, parse and metadata.
@@ -117,7 +117,7 @@ class DocumentProblems:
 
 def chunk_id(doc_id: str, version: str, start: int, end: int) -> str:
     """The stable ID of a chunk: 20 hex chars of SHA-256 of ``doc_id|version|start|end``."""
-    return hashlib.sha256(f"{doc_id}|{version}|{start}|{end}".encode("utf-8")).hexdigest()[:20]
+    return hashlib.sha256(f"{doc_id}|{version}|{start}|{end}".encode()).hexdigest()[:20]
 
 
 SHORT_ID = 12
@@ -182,7 +182,7 @@ class Chunk:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Chunk":
+    def from_json(cls, data: Mapping[str, Any]) -> Chunk:
         return cls(
             chunk_id=data["chunk_id"],
             doc_id=data["doc_id"],
@@ -278,7 +278,7 @@ class DocumentRecord:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "DocumentRecord":
+    def from_json(cls, data: Mapping[str, Any]) -> DocumentRecord:
         return cls(
             doc_id=data["doc_id"],
             version=data["version"],

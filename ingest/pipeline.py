@@ -17,10 +17,10 @@ import json
 import os
 import socket
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
 
 from ingest.chunk import ChunkLimitExceeded, chunk_document
 from ingest.corpus import CorpusError, CorpusScan, read_document, scan_corpus
@@ -78,7 +78,9 @@ class Plan:
         """Re-mark a planned document once the run knows better (refused, or kept)."""
         for index, item in enumerate(self.items):
             if item.key == key:
-                self.items[index] = replace(item, action=action, reason=reason, write=0 if action != "removed" else item.write)
+                self.items[index] = replace(
+                    item, action=action, reason=reason, write=0 if action != "removed" else item.write
+                )
 
 
 def record_for(doc: SourceDocument, chunks: list[Chunk], fingerprint: str) -> DocumentRecord:
@@ -189,7 +191,9 @@ def plan_sync(
         try:
             doc = parsed_document(doc, scan.root)
         except (OSError, UnreadableFile) as exc:
-            plan.problems.append(DocumentProblems(doc.source, doc.meta.doc_id, (f"{doc.source}: unreadable file: {exc}",)))
+            plan.problems.append(
+                DocumentProblems(doc.source, doc.meta.doc_id, (f"{doc.source}: unreadable file: {exc}",))
+            )
             plan.items.append(PlannedDocument("rejected", key, doc.source, str(exc)))
             held.add(doc.meta.doc_id)
             continue
@@ -218,7 +222,9 @@ def plan_sync(
             plan.items.append(PlannedDocument("kept", key, old.source, why))
             continue
         others = versions_present.get(old.doc_id)
-        reason = f"version {old.version} no longer in the folder" + (f" (it has {', '.join(sorted(others))})" if others else "")
+        reason = f"version {old.version} no longer in the folder" + (
+            f" (it has {', '.join(sorted(others))})" if others else ""
+        )
         plan.items.append(PlannedDocument("removed", key, old.source, reason, delete=old.chunk_count))
         plan.to_remove.append(old)
     return plan
@@ -278,7 +284,9 @@ class RunResult:
                 "moved": plan.count("moved"),
                 "unchanged": plan.count("unchanged"),
                 # problem records of documents (not the one of inventory.yaml itself)
-                "rejected": sum(1 for p in plan.problems if p.source.startswith("documents/") and p.source not in plan.folders),
+                "rejected": sum(
+                    1 for p in plan.problems if p.source.startswith("documents/") and p.source not in plan.folders
+                ),
                 "removed": plan.count("removed"),
                 "defaulted_access": self.defaulted_access,
             },
@@ -315,7 +323,7 @@ def repair(store: Store) -> dict[str, int]:
 
 
 def _owner() -> str:
-    return f"ingest run pid {os.getpid()} on {socket.gethostname()} at {datetime.now(timezone.utc).isoformat(timespec='seconds')}"
+    return f"ingest run pid {os.getpid()} on {socket.gethostname()} at {datetime.now(UTC).isoformat(timespec='seconds')}"
 
 
 DEFAULT_WRITE_BATCH_CHUNKS = 2000  # chunks per write batch: a few bulk requests, bounded memory
@@ -331,7 +339,9 @@ def write_batch_from_env(environ: Mapping[str, str] = os.environ) -> int:
     return int(raw)
 
 
-def _batches(plan: Plan, batch_chunks: int) -> Iterable[list[tuple[SourceDocument, list[Chunk], DocumentRecord | None]]]:
+def _batches(
+    plan: Plan, batch_chunks: int
+) -> Iterable[list[tuple[SourceDocument, list[Chunk], DocumentRecord | None]]]:
     batch: list = []
     size = 0
     for item in plan.to_write:
@@ -349,8 +359,11 @@ def _refusal(doc: SourceDocument, errors: list[ItemError], old: DocumentRecord |
     kept = f"; the stored version {old.version} stays searchable" if old else ""
     more = f" (and {len(errors) - 1} more chunks)" if len(errors) > 1 else ""
     return DocumentProblems(
-        doc.source, doc.meta.doc_id,
-        (f"{doc.source}: refused by the store: chunk {first.id}: {first.reason}{more}; nothing of {doc.meta.key} was written{kept}",),
+        doc.source,
+        doc.meta.doc_id,
+        (
+            f"{doc.source}: refused by the store: chunk {first.id}: {first.reason}{more}; nothing of {doc.meta.key} was written{kept}",
+        ),
     )
 
 
@@ -452,7 +465,9 @@ def run(
         result.written = sum(i.write for i in plan.items)
         result.deleted = sum(i.delete for i in plan.items)
         # Rewritten IDs (moves, metadata changes) replace themselves: only new IDs add up.
-        added = sum(len({c.chunk_id for c in chunks} - set(old.chunk_ids if old else ())) for _, chunks, old in plan.to_write)
+        added = sum(
+            len({c.chunk_id for c in chunks} - set(old.chunk_ids if old else ())) for _, chunks, old in plan.to_write
+        )
         result.total = result.written if full else store.counts()["totals"]["chunks"] - result.deleted + added
         result.access_changes = access_changes
         result.elapsed_s = time.perf_counter() - started
@@ -467,14 +482,18 @@ def run(
             with store.full_rebuild() as fresh:
                 _write_plan(fresh, plan, fingerprint, result, _ticker(progress, len(plan.to_write)), batch_chunks)
                 rebuilt = {i.key for i in plan.items if i.action in ("new", "changed", "moved")}
-                carried = _carry_over(store, fresh, [old for key, old in old_keys.items() if key not in rebuilt], scan, plan)
+                carried = _carry_over(
+                    store, fresh, [old for key, old in old_keys.items() if key not in rebuilt], scan, plan
+                )
                 fresh.set_meta(_meta(settings, chunking, store.analysis))
             new_ids = {c.chunk_id for doc, chunks, _ in plan.to_write if doc.meta.key in rebuilt for c in chunks}
             new_ids.update(cid for old in carried for cid in old.chunk_ids)
             result.deleted = sum(1 for old in old_keys.values() for cid in old.chunk_ids if cid not in new_ids)
             for key, old in old_keys.items():
                 if key not in rebuilt and old not in carried:
-                    plan.items.append(PlannedDocument("removed", key, old.source, "not in the rebuilt index", delete=old.chunk_count))
+                    plan.items.append(
+                        PlannedDocument("removed", key, old.source, "not in the rebuilt index", delete=old.chunk_count)
+                    )
         else:
             repaired = repair(store)
             plan = plan_sync(scan, store.documents(), chunking, accept_edits=accept_edits)
@@ -493,7 +512,9 @@ def run(
     return result
 
 
-def _carry_over(old_store: Store, fresh: Store, candidates: list[DocumentRecord], scan: CorpusScan, plan: Plan) -> list[DocumentRecord]:
+def _carry_over(
+    old_store: Store, fresh: Store, candidates: list[DocumentRecord], scan: CorpusScan, plan: Plan
+) -> list[DocumentRecord]:
     """In a full rebuild, copy into the new store the stored versions this run must keep
     (unreadable, rejected or refused replacements): a rebuild never loses a good version."""
     carried = []
@@ -551,7 +572,7 @@ def _meta(settings: Settings, chunking: ChunkSettings, analysis: str) -> dict[st
         "size": str(chunking.size),
         "overlap": str(chunking.overlap),
         "parser_version": PARSER_VERSION,
-        "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "labels": json.dumps(list(settings.labels)),
         "roles": json.dumps({r: list(ls) for r, ls in settings.roles.items()}),
     }
@@ -586,8 +607,13 @@ class VerifyResult:
     @property
     def ok(self) -> bool:
         return not (
-            self.untraceable or self.missing_in_store or self.stale_in_store or self.orphan_chunks
-            or self.incomplete_documents or self.metadata_mismatch or self.access_layout
+            self.untraceable
+            or self.missing_in_store
+            or self.stale_in_store
+            or self.orphan_chunks
+            or self.incomplete_documents
+            or self.metadata_mismatch
+            or self.access_layout
         )
 
     def to_json(self) -> dict:
@@ -605,7 +631,9 @@ class VerifyResult:
         }
 
 
-def verify(corpus: Path, store: Store, settings: Settings, on_file: Callable[[str], None] | None = None) -> VerifyResult:
+def verify(
+    corpus: Path, store: Store, settings: Settings, on_file: Callable[[str], None] | None = None
+) -> VerifyResult:
     """Re-parse every source; every stored chunk must equal its characters; folder and store agree."""
     store.check()
     access_layout = store.reconcile_access(settings.roles, check=True)  # reports, changes nothing
@@ -614,7 +642,9 @@ def verify(corpus: Path, store: Store, settings: Settings, on_file: Callable[[st
     records = {r.key: r for r in store.documents()}
     # A file edited without a version bump was refused by `run`; its stored chunks still
     # cite the bytes the store indexed, so they are reported as such, not as untraceable.
-    edited = sorted(d.meta.key for d in scan.documents if d.meta.key in records and records[d.meta.key].source_sha256 != d.sha256)
+    edited = sorted(
+        d.meta.key for d in scan.documents if d.meta.key in records and records[d.meta.key].source_sha256 != d.sha256
+    )
     listed = {cid for r in records.values() for cid in r.chunk_ids}
     # What the folder says each version's metadata is, as stored values (record_for's form).
     expected = {doc.meta.key: record_for(doc, [], "") for doc in scan.documents}
@@ -642,7 +672,7 @@ def verify(corpus: Path, store: Store, settings: Settings, on_file: Callable[[st
         text = texts.get(key)
         if key in edited:
             pass
-        elif text is None or text[chunk.start:chunk.end] != chunk.text:
+        elif text is None or text[chunk.start : chunk.end] != chunk.text:
             untraceable.append(chunk.chunk_id)
         if chunk.chunk_id not in listed:
             orphans.append(chunk.chunk_id)
@@ -650,11 +680,20 @@ def verify(corpus: Path, store: Store, settings: Settings, on_file: Callable[[st
     missing = sorted(doc.source for doc in scan.documents if doc.meta.key not in records)
     stale = sorted(k for k in records if k not in texts)
     mismatch = [
-        f"{key}: " + "; ".join(f"{name} (store {have!r}, folder {should!r})" for name, (have, should) in sorted(fields.items()))
+        f"{key}: "
+        + "; ".join(f"{name} (store {have!r}, folder {should!r})" for name, (have, should) in sorted(fields.items()))
         for key, fields in sorted(mismatched.items())
     ]
     return VerifyResult(
-        count, sorted(untraceable), missing, stale, sorted(orphans), incomplete, list(scan.problems), edited, mismatch,
+        count,
+        sorted(untraceable),
+        missing,
+        stale,
+        sorted(orphans),
+        incomplete,
+        list(scan.problems),
+        edited,
+        mismatch,
         access_layout,
     )
 

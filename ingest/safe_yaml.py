@@ -76,7 +76,9 @@ def _check(root: yaml.Node, max_aliases: int, max_nodes: int) -> None:
             for key, value in node.value:
                 if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
                     if key.value in keys:
-                        raise yaml.MarkedYAMLError(problem=f"the key {key.value!r} is given twice", problem_mark=key.start_mark)
+                        raise yaml.MarkedYAMLError(
+                            problem=f"the key {key.value!r} is given twice", problem_mark=key.start_mark
+                        )
                     keys.add(key.value)
                     if key.value in LITERAL_KEYS and isinstance(value, yaml.ScalarNode) and value.tag in _NUMBERS:
                         value.tag = _STR

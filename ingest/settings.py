@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 DEFAULT_LABELS = ("public", "partner", "staff")  # most open first
 DEFAULT_ROLES = {
@@ -72,9 +73,7 @@ class Settings:
         try:
             return self.roles[role]
         except KeyError:
-            raise SettingsError(
-                f"unknown role {role!r}; configured roles: {', '.join(sorted(self.roles))}"
-            ) from None
+            raise SettingsError(f"unknown role {role!r}; configured roles: {', '.join(sorted(self.roles))}") from None
 
 
 def load_settings(corpus: Path | None) -> Settings:
@@ -116,7 +115,9 @@ def _check_known_keys(data: Mapping[str, Any], origin: str) -> None:
 def _string_list(value: Any, where: str, origin: str) -> tuple[str, ...]:
     """A TOML list of non-empty strings (a bare string is not read letter by letter)."""
     if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
-        raise SettingsError(f"{origin}: {where} must be a list of non-empty strings, e.g. [\"public\", \"staff\"]; found {value!r}")
+        raise SettingsError(
+            f'{origin}: {where} must be a list of non-empty strings, e.g. ["public", "staff"]; found {value!r}'
+        )
     return tuple(value)
 
 
@@ -129,7 +130,11 @@ def _integer(value: Any, where: str, origin: str) -> int:
 def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> Settings:
     _check_known_keys(data, origin)
     access = data.get("access", {}) or {}
-    labels = _string_list(access.get("labels", list(DEFAULT_LABELS)), "access.labels", origin) if "labels" in access else DEFAULT_LABELS
+    labels = (
+        _string_list(access.get("labels", list(DEFAULT_LABELS)), "access.labels", origin)
+        if "labels" in access
+        else DEFAULT_LABELS
+    )
     if not labels:
         raise SettingsError(f"{origin}: access.labels must not be empty")
     default = access.get("default")
@@ -161,7 +166,7 @@ def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> 
             required = required + (must,)
     patterns_raw = meta.get("patterns", {}) or {}
     if not isinstance(patterns_raw, Mapping):
-        raise SettingsError(f"{origin}: metadata.patterns must be a table of field = \"regex\"; found {patterns_raw!r}")
+        raise SettingsError(f'{origin}: metadata.patterns must be a table of field = "regex"; found {patterns_raw!r}')
     patterns = dict(patterns_raw)
     for name, pattern in patterns.items():
         if not isinstance(pattern, str):
@@ -178,9 +183,13 @@ def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> 
         chunker=chunker,
         size=_integer(chunk.get("size", 200), "chunking.size", origin),
         overlap=_integer(chunk.get("overlap", 40), "chunking.overlap", origin),
-        max_chunk_bytes=_integer(chunk.get("max_chunk_bytes", DEFAULT_MAX_CHUNK_BYTES), "chunking.max_chunk_bytes", origin),
+        max_chunk_bytes=_integer(
+            chunk.get("max_chunk_bytes", DEFAULT_MAX_CHUNK_BYTES), "chunking.max_chunk_bytes", origin
+        ),
         max_chunks_per_document=_integer(
-            chunk.get("max_chunks_per_document", DEFAULT_MAX_CHUNKS_PER_DOCUMENT), "chunking.max_chunks_per_document", origin
+            chunk.get("max_chunks_per_document", DEFAULT_MAX_CHUNKS_PER_DOCUMENT),
+            "chunking.max_chunks_per_document",
+            origin,
         ),
     )
     check_chunking(chunking, origin)
@@ -209,6 +218,8 @@ def check_chunking(chunking: ChunkSettings, origin: str = "options") -> None:
             f"{origin}: chunking.max_chunk_bytes {chunking.max_chunk_bytes} must be above Lucene's term limit of {MAX_TERM_BYTES} bytes"
         )
     if chunking.max_chunks_per_document < 1:
-        raise SettingsError(f"{origin}: chunking.max_chunks_per_document {chunking.max_chunks_per_document} must be ≥ 1")
+        raise SettingsError(
+            f"{origin}: chunking.max_chunks_per_document {chunking.max_chunks_per_document} must be ≥ 1"
+        )
     if chunking.chunker == "overlap" and not 0 <= chunking.overlap < chunking.size:
         raise SettingsError(f"{origin}: overlap {chunking.overlap} must be ≥ 0 and below the size {chunking.size}")

@@ -9,8 +9,9 @@ reason, never any other exception.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ingest.model import ParsedDocument, UnreadableFile
 

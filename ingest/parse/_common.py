@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Container, Iterable, Mapping, Sequence
+from typing import Any
 
 import yaml
 
@@ -342,9 +343,7 @@ def running_keys(zones: Sequence[Sequence[str]]) -> set[str]:
             found.setdefault(line_key(line), {}).setdefault(page, collapse_spaces(line))
     needed = max(2, (page_count + 1) // 2)
     return {
-        key
-        for key, by_page in found.items()
-        if key and len(by_page) >= needed and _identical_or_page_counter(by_page)
+        key for key, by_page in found.items() if key and len(by_page) >= needed and _identical_or_page_counter(by_page)
     }
 
 

@@ -27,35 +27,96 @@ import codecs
 import re
 from typing import Any
 
-from bs4.dammit import EncodingDetector
 import lxml.etree
+from bs4.dammit import EncodingDetector
 
 from ingest.model import ParsedDocument, UnreadableFile
 from ingest.parse._common import Draft, assemble, collapse_spaces, normalise_newlines, strip_controls
 
-DROPPED = {"script", "style", "nav", "noscript", "template", "head", "iframe", "object", "svg", "button", "select", "form"}
+DROPPED = {
+    "script",
+    "style",
+    "nav",
+    "noscript",
+    "template",
+    "head",
+    "iframe",
+    "object",
+    "svg",
+    "button",
+    "select",
+    "form",
+}
 PAGE_CHROME = {"header", "footer", "aside"}  # dropped unless inside the content itself
 CHROME_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search"}
 CONTENT_ROOTS = {"article", "main"}
 # Class names of furniture dropped wherever it is: DocBook's navigation bars and per-page
 # tables of contents, permalink marks, breadcrumbs and skip links.
 FURNITURE_CLASSES = {
-    "navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples",
-    "list-of-procedures", "headerlink", "breadcrumb", "breadcrumbs", "skip-link", "skiplink",
+    "navheader",
+    "navfooter",
+    "toc",
+    "list-of-tables",
+    "list-of-figures",
+    "list-of-examples",
+    "list-of-procedures",
+    "headerlink",
+    "breadcrumb",
+    "breadcrumbs",
+    "skip-link",
+    "skiplink",
 }
 SITE_FOOTER_CLASSES = {"footer", "site-footer", "page-footer"}  # dropped unless inside the content
 ADMONITION_CLASSES = {
-    "admonition", "note", "warning", "tip", "caution", "important", "attention", "danger",
-    "error", "hint", "seealso", "todo", "callout", "markdown-alert",
+    "admonition",
+    "note",
+    "warning",
+    "tip",
+    "caution",
+    "important",
+    "attention",
+    "danger",
+    "error",
+    "hint",
+    "seealso",
+    "todo",
+    "callout",
+    "markdown-alert",
 }
 ADMONITION_ELEMENTS = {"div", "aside", "section", "blockquote"}
 PERMALINK_MARKS = {"¶", "#", "§", "🔗", "⚓"}  # the whole text of a link to the element itself
 MIN_CONTENT_SHARE = 0.25  # a content element with less of the page's text is not the content
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 BLOCK_CONTAINERS = {
-    "html", "body", "div", "section", "article", "main", "blockquote", "figure", "figcaption",
-    "dl", "dt", "dd", "li", "address", "details", "summary", "fieldset", "center", "caption",
-    "header", "footer", "hgroup", "tbody", "thead", "tfoot", "tr", "td", "th", "hr",
+    "html",
+    "body",
+    "div",
+    "section",
+    "article",
+    "main",
+    "blockquote",
+    "figure",
+    "figcaption",
+    "dl",
+    "dt",
+    "dd",
+    "li",
+    "address",
+    "details",
+    "summary",
+    "fieldset",
+    "center",
+    "caption",
+    "header",
+    "footer",
+    "hgroup",
+    "tbody",
+    "thead",
+    "tfoot",
+    "tr",
+    "td",
+    "th",
+    "hr",
 }
 BREAKING = BLOCK_CONTAINERS | set(HEADINGS) | {"p", "ul", "ol", "table", "pre", "br"}  # end a run of words
 # Tags whose class names are looked at (furniture, site footers, admonitions): block-level
@@ -78,7 +139,6 @@ Element = lxml.etree._Element
 def _text_of(node: Element) -> str:
     """All text in a subtree (comments aside), as one string, joined in C."""
     return lxml.etree.tostring(node, method="text", encoding=str, with_tail=False)
-
 
 
 def parse_html(data: bytes) -> ParsedDocument:
@@ -261,7 +321,6 @@ class _Page:
         """Not part of a block's text: dropped, hidden, or a permalink mark."""
         return name in DROPPED or node in self.hidden
 
-
     def strings(self, node: Element, out: list[str], excluded: frozenset[Element] = frozenset()) -> None:
         """The node's text pieces appended to ``out``; block elements and <br> are set apart by spaces."""
         if node.text:
@@ -350,7 +409,9 @@ class _Page:
         if text:
             lines.append(f"{indent}{text}")
 
-    def item_lines(self, item: Element, marker: str, inner: str, stray: list[str], lines: list[str], depth: int) -> None:
+    def item_lines(
+        self, item: Element, marker: str, inner: str, stray: list[str], lines: list[str], depth: int
+    ) -> None:
         """The lines of one list item (after any text before it that belongs to no item)."""
         self.stray_line(stray, "  " * depth, lines)
         if item not in self.mixed:
@@ -359,7 +420,8 @@ class _Page:
                 lines.append(f"{marker} {text}")
             return
         nested = [
-            sub for sub in item.iter("ul", "ol")
+            sub
+            for sub in item.iter("ul", "ol")
             if sub is not item and _nearest_list_item(sub) is item and self.shown_within(sub, item)
         ]
         first = True
@@ -527,11 +589,7 @@ class _Walker:
         """One element's blocks, or its share of the loose text (not its tail)."""
         page, loose = self.page, self.loose
         name = child.tag
-        if name.__class__ is not str or name in DROPPED or child in page.hidden:
-            pass
-        elif name in CLASS_CHECKED and self.furniture and self.is_furniture(child, name, in_content):
-            pass
-        elif name in PAGE_CHROME and not in_content:
+        if name.__class__ is not str or name in DROPPED or child in page.hidden or name in CLASS_CHECKED and self.furniture and self.is_furniture(child, name, in_content) or name in PAGE_CHROME and not in_content:
             pass
         elif name in HEADINGS:
             self.add("heading", page.inline_text(child), HEADINGS[name])

@@ -8,8 +8,8 @@ Block texts: headings as their plain inline text; paragraphs as their inline sou
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from typing import Iterator, Sequence
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token

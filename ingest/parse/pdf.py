@@ -20,8 +20,9 @@ import logging
 import re
 import warnings
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -31,9 +32,9 @@ from pypdf.generic import BooleanObject, FloatObject, IndirectObject, NameObject
 from ingest.model import ParsedDocument, UnreadableFile
 from ingest.parse._common import (
     Draft,
+    EdgeLine,
     assemble,
     collapse_spaces,
-    EdgeLine,
     join_line_offsets,
     running_line_indices,
     strip_controls,
@@ -63,7 +64,9 @@ _SOFT_HYPHEN = re.compile(r"[\x02\ufffe]\s*(\S?)")
 # Bold by name: "-Bold", "Semibold", "Black", "Heavy", "Demi", URW's "-Medi", and TeX's
 # bold extended faces (CMBX12, CMSSBX10, cm-super SFBX1200, EC ECBX1200, CMB10).
 _BOLD_NAME = re.compile(r"bold|black|heavy|demi|-medi|(?:cm|ec|sf|tc)(?:ss|tt)?bx|cmb\d", re.IGNORECASE)
-_MONO_NAME = re.compile(r"mono|courier|consol|menlo|typewriter|(?:cm|sf|ec|tc)(?:s|i|sl)?tt\d|lmtt|inconsolata", re.IGNORECASE)
+_MONO_NAME = re.compile(
+    r"mono|courier|consol|menlo|typewriter|(?:cm|sf|ec|tc)(?:s|i|sl)?tt\d|lmtt|inconsolata", re.IGNORECASE
+)
 _FIXED_PITCH = 1
 _FORCE_BOLD = 1 << 18
 _SECTION_NUMBER = re.compile(r"(?:\d{1,3}|[A-Z])(?:\.\d{1,3}){0,5}\.?")
@@ -426,7 +429,9 @@ def _cells(reader: _PageReader, chars: str, first: int, last: int, size: float) 
             continue
         # pdfium marks the spaces it inserted itself; a drawn space needs a wider gap.
         if width <= drawn_limit and (
-            gap.end() - gap.start() > 1 or line[gap.start()] != " " or not pdfium_c.FPDFText_IsGenerated(raw, before + 1)
+            gap.end() - gap.start() > 1
+            or line[gap.start()] != " "
+            or not pdfium_c.FPDFText_IsGenerated(raw, before + 1)
         ):
             continue
         cuts.append((before + 1, after))

@@ -13,25 +13,23 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from ingest.model import ParsedDocument
 from ingest.parse._common import (
     Draft,
+    EdgeLine,
     assemble,
     collapse_spaces,
     decode_utf8_text,
     join_lines,
-    EdgeLine,
     line_key,
     running_line_indices,
     split_front_matter,
     strip_controls,
 )
 
-_PAGE_NUMBER = re.compile(
-    r"(?:page\s+)?[-–—]?\s*(\d{1,5})\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,5})?", re.IGNORECASE
-)
+_PAGE_NUMBER = re.compile(r"(?:page\s+)?[-–—]?\s*(\d{1,5})\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,5})?", re.IGNORECASE)
 _UNDERLINE = re.compile(r"""\s{0,3}(=+|-+|`+|:+|'+|"+|~+|\^+|_+|\*+|\++|#+|<+|>+)\s*""")
 _RULE = re.compile(r"\s*([-=*_~])(?:\s*\1){2,}\s*")
 _LIST_ITEM = re.compile(r"(\s*)([-*•])\s+(\S.*)")
@@ -287,7 +285,12 @@ def _drafts(lines: list[str]) -> Iterator[Draft]:
             if paragraph or items:
                 yield from flush()
             rows.append(" | ".join(cells))
-        elif not paragraph and _blank(lines, index - 1) and _blank(lines, index + 1) and (level := _heading_level(lines, index)):
+        elif (
+            not paragraph
+            and _blank(lines, index - 1)
+            and _blank(lines, index + 1)
+            and (level := _heading_level(lines, index))
+        ):
             yield from flush()
             yield Draft("heading", collapse_spaces(line), level=level)
         else:

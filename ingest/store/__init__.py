@@ -89,4 +89,6 @@ def require_ingest_index(store: Store, role: str | None = None) -> None:
             return  # exists or not, these credentials may not see it; the read itself says 403
         except Exception:  # noqa: BLE001 - connection trouble is the read's to report
             return
-    raise NoIngestIndex(f"no ingest index at prefix {store.prefix!r} on {store.name} (wrong --index-prefix or store? run `ingest run` first)")
+    raise NoIngestIndex(
+        f"no ingest index at prefix {store.prefix!r} on {store.name} (wrong --index-prefix or store? run `ingest run` first)"
+    )

@@ -13,10 +13,11 @@ at any point leaves something ``repair`` can finish or roll back):
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Iterable, Mapping, Protocol, Sequence
+from typing import Protocol
 
 from ingest.model import Chunk, DocumentRecord, Hit
 
@@ -56,7 +57,9 @@ class ChunkNotFound(StoreError):
 
 class AmbiguousPrefix(StoreError):
     def __init__(self, prefix: str, matches: Sequence[str]):
-        super().__init__(f"chunk ID prefix {prefix!r} matches {len(matches)} chunks: {', '.join(m[:12] for m in matches[:5])}…")
+        super().__init__(
+            f"chunk ID prefix {prefix!r} matches {len(matches)} chunks: {', '.join(m[:12] for m in matches[:5])}…"
+        )
         self.prefix = prefix
         self.matches = list(matches)
 
@@ -95,7 +98,7 @@ class Store(Protocol):
     def lock(self, owner: str, wait_s: float = 0.0) -> AbstractContextManager[None]:
         """Exclusive write lock for one run; raises StoreLocked. A lock older than its TTL expires."""
 
-    def full_rebuild(self) -> AbstractContextManager["Store"]:
+    def full_rebuild(self) -> AbstractContextManager[Store]:
         """A fresh, empty store to fill; on clean exit it atomically replaces this one
         (new SQLite file renamed over the old; new ES indices behind moved aliases).
         On an exception the old store stays as it was."""

@@ -66,17 +66,17 @@ reads on an empty cluster find nothing instead of creating anything.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import re
 import secrets
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from elasticsearch import (
     ApiError,
@@ -164,7 +164,7 @@ def analyzer_for(settings: Settings) -> str:
 
 def new_build() -> str:
     """A build suffix: sortable UTC time plus randomness (no ``_``, lowercase)."""
-    return datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S") + "-" + secrets.token_hex(3)
+    return datetime.now(UTC).strftime("%Y%m%dt%H%M%S") + "-" + secrets.token_hex(3)
 
 
 def as_of_filters(as_of: date | None) -> list[dict[str, Any]]:
@@ -187,9 +187,7 @@ def as_of_filters(as_of: date | None) -> list[dict[str, Any]]:
     return [bound("effective_from", "lte"), bound("effective_to", "gte")]
 
 
-def search_body(
-    query: str, labels: Sequence[str], as_of: date | None, top: int, doc_id: str | None
-) -> dict[str, Any]:
+def search_body(query: str, labels: Sequence[str], as_of: date | None, top: int, doc_id: str | None) -> dict[str, Any]:
     filters: list[dict[str, Any]] = [{"terms": {"access": list(labels)}}, *as_of_filters(as_of)]
     if doc_id:
         filters.append({"term": {"doc_id": doc_id}})
@@ -374,7 +372,9 @@ class ElasticsearchStore:
             with self._operation(min(SHORT_TIMEOUT_S, self.timeout)):
                 self.refresh()
         except StoreError as exc:
-            self.warnings.append(f"the final refresh failed ({exc}); Elasticsearch makes the writes searchable at its next refresh")
+            self.warnings.append(
+                f"the final refresh failed ({exc}); Elasticsearch makes the writes searchable at its next refresh"
+            )
         finally:
             if self._owns_client:
                 self._client.close()
@@ -400,8 +400,12 @@ class ElasticsearchStore:
         found = self._call(lambda: self.es.get(index=self.meta_index, id=LAYOUT_ID), missing=None)
         if found:
             values = found["_source"]["values"]
-            return _Layout(dict(values["chunks"]), values["documents"], list(values["owned"]), list(values.get("roles", [])))
-        chunk_name = re.compile(re.escape(f"{self.prefix}-chunks_") + r"([a-z0-9][a-z0-9._-]*)_" + BUILD_PATTERN + r"\Z")
+            return _Layout(
+                dict(values["chunks"]), values["documents"], list(values["owned"]), list(values.get("roles", []))
+            )
+        chunk_name = re.compile(
+            re.escape(f"{self.prefix}-chunks_") + r"([a-z0-9][a-z0-9._-]*)_" + BUILD_PATTERN + r"\Z"
+        )
         documents_name = re.compile(re.escape(f"{self.prefix}-documents_") + BUILD_PATTERN + r"\Z")
         chunks: dict[str, str] = {}
         documents: list[str] = []
@@ -423,14 +427,18 @@ class ElasticsearchStore:
 
     def _alias_rows(self, names: Sequence[str]) -> list[tuple[str, str]]:
         """(index, alias) for these exact alias names (missing ones are simply absent)."""
-        rows = self._call(lambda: self.es.cat.aliases(name=",".join(names), format="json", expand_wildcards="all").body, missing=[])
+        rows = self._call(
+            lambda: self.es.cat.aliases(name=",".join(names), format="json", expand_wildcards="all").body, missing=[]
+        )
         return [(row["index"], row["alias"]) for row in rows if row.get("alias") in names]
 
     def _existing(self, indices: Sequence[str]) -> dict[str, set[str]]:
         """Which of these concrete indices exist, with their aliases."""
         if not indices:
             return {}
-        found = self._call(lambda: self.es.indices.get_alias(index=",".join(indices), ignore_unavailable=True).body, missing={})
+        found = self._call(
+            lambda: self.es.indices.get_alias(index=",".join(indices), ignore_unavailable=True).body, missing={}
+        )
         return {index: set(spec.get("aliases", {})) for index, spec in found.items() if index in indices}
 
     def _refuse_foreign_names(self, roles: Iterable[str]) -> None:
@@ -535,7 +543,12 @@ class ElasticsearchStore:
         role_prefix = f"{self.all_alias}-"
         ours = {self.all_alias, self.documents_alias, *(self.role_alias(r) for r in (*roles, *layout.roles))}
         owned = self._existing(layout.owned)
-        current = {(index, alias) for index, aliases in owned.items() for alias in aliases if alias in ours or alias.startswith(role_prefix)}
+        current = {
+            (index, alias)
+            for index, aliases in owned.items()
+            for alias in aliases
+            if alias in ours or alias.startswith(role_prefix)
+        }
         current |= set(self._alias_rows(sorted(ours)))
         desired = {pair for pair in self.desired_aliases(layout.chunks, layout.documents, roles) if pair[0] in owned}
         actions: list[dict[str, Any]] = []
@@ -545,14 +558,16 @@ class ElasticsearchStore:
                 why = f"{index} is not an index of prefix {self.prefix!r}"
             elif index not in {*layout.chunks.values(), layout.documents}:
                 why = "not the live build"
-            elif alias.startswith(role_prefix) and alias[len(role_prefix):] not in roles:
-                why = f"role {alias[len(role_prefix):]!r} is not in [roles]"
+            elif alias.startswith(role_prefix) and alias[len(role_prefix) :] not in roles:
+                why = f"role {alias[len(role_prefix) :]!r} is not in [roles]"
             elif alias.startswith(role_prefix):
-                why = f"[roles] does not let {alias[len(role_prefix):]!r} read {self.label_of_index(index)!r}"
+                why = f"[roles] does not let {alias[len(role_prefix) :]!r} read {self.label_of_index(index)!r}"
             else:
                 why = "not part of this layout"
             actions.append({"remove": {"index": index, "alias": alias, "must_exist": False}})
-            changes.append(f"alias {alias} covers {index} ({why})" if check else f"removed {index} from alias {alias} ({why})")
+            changes.append(
+                f"alias {alias} covers {index} ({why})" if check else f"removed {index} from alias {alias} ({why})"
+            )
         for index, alias in sorted(desired - current):
             actions.append({"add": {"index": index, "alias": alias}})
             changes.append(f"alias {alias} lacks {index}" if check else f"added {index} to alias {alias}")
@@ -576,7 +591,7 @@ class ElasticsearchStore:
 
     def _missing_analyzer(self, exc: ApiError) -> StoreConfigError:
         hint = (
-            "set [search] language = \"none\" in ingest.toml for the standard analyzer"
+            'set [search] language = "none" in ingest.toml for the standard analyzer'
             if os.environ.get("INGEST_ES_ANALYZER") is None
             else "unset INGEST_ES_ANALYZER or name an analyzer the cluster has"
         )
@@ -631,7 +646,12 @@ class ElasticsearchStore:
             # searchable. Refresh everything now, so this run's repair and plan read one
             # consistent state (else it could see a record without its chunks, or the reverse).
             # Inside the try: if this fails, the lock is still released.
-            self._call(lambda: self.es.indices.refresh(index=f"{self.all_alias},{self.documents_alias}", ignore_unavailable=True, allow_no_indices=True), missing=None)
+            self._call(
+                lambda: self.es.indices.refresh(
+                    index=f"{self.all_alias},{self.documents_alias}", ignore_unavailable=True, allow_no_indices=True
+                ),
+                missing=None,
+            )
             yield
             completed = True
         finally:
@@ -643,20 +663,28 @@ class ElasticsearchStore:
                     with self._operation(min(SHORT_TIMEOUT_S, self.timeout)):
                         self.refresh()
                 except StoreError as exc:
-                    self.warnings.append(f"written, but the final refresh failed ({exc}); Elasticsearch makes the writes searchable at its next refresh")
+                    self.warnings.append(
+                        f"written, but the final refresh failed ({exc}); Elasticsearch makes the writes searchable at its next refresh"
+                    )
             self._release(guard)
 
     def _acquire(self, owner: str, wait_s: float) -> _LockGuard:
         token = secrets.token_hex(8)
         deadline = time.monotonic() + max(0.0, wait_s)
         while True:
-            now = datetime.now(timezone.utc)
+            now = datetime.now(UTC)
             doc = self._lock_doc(owner, token, now)
             started = time.monotonic()
             try:
                 resp = self._call(lambda: self.es.create(index=self.meta_index, id=LOCK_ID, document=doc))
-                return _LockGuard(owner, token, now, {"seq_no": resp["_seq_no"], "primary_term": resp["_primary_term"]},
-                                  started + self.lock_ttl_s * 0.9, doc["expires_at"])
+                return _LockGuard(
+                    owner,
+                    token,
+                    now,
+                    {"seq_no": resp["_seq_no"], "primary_term": resp["_primary_term"]},
+                    started + self.lock_ttl_s * 0.9,
+                    doc["expires_at"],
+                )
             except ConflictError:
                 pass
             current = self._call(lambda: self.es.get(index=self.meta_index, id=LOCK_ID), missing=None)
@@ -665,16 +693,26 @@ class ElasticsearchStore:
             src = current["_source"]
             if (src.get("values") or {}).get("token") == token:
                 # Our create landed but its answer was lost (a retried request): it is ours.
-                return _LockGuard(owner, token, now, {"seq_no": current["_seq_no"], "primary_term": current["_primary_term"]},
-                                  started + self.lock_ttl_s * 0.9, src["expires_at"])
+                return _LockGuard(
+                    owner,
+                    token,
+                    now,
+                    {"seq_no": current["_seq_no"], "primary_term": current["_primary_term"]},
+                    started + self.lock_ttl_s * 0.9,
+                    src["expires_at"],
+                )
             if _parse_iso(src["expires_at"]) <= now or _holder_is_dead(src):
                 # Expired, or its process is gone (killed on this host): take it over,
                 # but only if nobody else did in between.
                 try:
-                    self._call(lambda: self.es.delete(
-                        index=self.meta_index, id=LOCK_ID,
-                        if_seq_no=current["_seq_no"], if_primary_term=current["_primary_term"],
-                    ))
+                    self._call(
+                        lambda: self.es.delete(
+                            index=self.meta_index,
+                            id=LOCK_ID,
+                            if_seq_no=current["_seq_no"],
+                            if_primary_term=current["_primary_term"],
+                        )
+                    )
                 except (ConflictError, NotFoundError):
                     pass
                 continue
@@ -687,7 +725,7 @@ class ElasticsearchStore:
             time.sleep(min(1.0, max(0.05, deadline - time.monotonic())))
 
     def _lock_doc(self, owner: str, token: str, acquired_at: datetime) -> dict[str, Any]:
-        expires = datetime.now(timezone.utc) + timedelta(seconds=self.lock_ttl_s)
+        expires = datetime.now(UTC) + timedelta(seconds=self.lock_ttl_s)
         return {
             "owner": owner,
             "host": socket.gethostname(),
@@ -708,8 +746,11 @@ class ElasticsearchStore:
                 started = time.monotonic()
                 try:
                     resp = client.index(
-                        index=self.meta_index, id=LOCK_ID, document=doc,
-                        if_seq_no=guard.held["seq_no"], if_primary_term=guard.held["primary_term"],
+                        index=self.meta_index,
+                        id=LOCK_ID,
+                        document=doc,
+                        if_seq_no=guard.held["seq_no"],
+                        if_primary_term=guard.held["primary_term"],
                     )
                     guard.held.update(seq_no=resp["_seq_no"], primary_term=resp["_primary_term"])
                     guard.lease_until, guard.expires_at = started + self.lock_ttl_s * 0.9, doc["expires_at"]
@@ -724,7 +765,9 @@ class ElasticsearchStore:
                         guard.held.update(seq_no=current["_seq_no"], primary_term=current["_primary_term"])
                         continue
                     owner = current["_source"].get("owner") if current is not None else None
-                    guard.lost = f"it was taken over by {owner}" if owner else "the lock document changed under this run"
+                    guard.lost = (
+                        f"it was taken over by {owner}" if owner else "the lock document changed under this run"
+                    )
                 except Exception as exc:  # noqa: BLE001 - any failure is retried until the lease runs out
                     if stop.is_set():
                         return
@@ -764,8 +807,10 @@ class ElasticsearchStore:
         for attempt in range(3):
             try:
                 client.delete(
-                    index=self.meta_index, id=LOCK_ID,
-                    if_seq_no=guard.held["seq_no"], if_primary_term=guard.held["primary_term"],
+                    index=self.meta_index,
+                    id=LOCK_ID,
+                    if_seq_no=guard.held["seq_no"],
+                    if_primary_term=guard.held["primary_term"],
                 )
                 return
             except (ConflictError, NotFoundError):
@@ -781,7 +826,7 @@ class ElasticsearchStore:
 
     # --- full rebuild ----------------------------------------------------------------------
     @contextmanager
-    def full_rebuild(self) -> Iterator["ElasticsearchStore"]:
+    def full_rebuild(self) -> Iterator[ElasticsearchStore]:
         if self._build is not None:
             raise StoreError("full_rebuild() cannot be nested")
         build = new_build()
@@ -804,13 +849,22 @@ class ElasticsearchStore:
                 self._call(lambda: self._create_index(index, "chunks", fill_settings))
             self._call(lambda: self._create_index(new_documents, "documents", fill_settings))
             fresh = ElasticsearchStore(
-                self.url, self.prefix, self.settings, analyzer=self.analyzer, lock_ttl_s=self.lock_ttl_s,
-                max_retries=self.max_retries, initial_backoff=self.initial_backoff, timeout=self.timeout,
-                client=self._client, build=build,
+                self.url,
+                self.prefix,
+                self.settings,
+                analyzer=self.analyzer,
+                lock_ttl_s=self.lock_ttl_s,
+                max_retries=self.max_retries,
+                initial_backoff=self.initial_backoff,
+                timeout=self.timeout,
+                client=self._client,
+                build=build,
             )
             fresh._guard = self._guard
             yield fresh
-            live = _Layout(dict(new_labels), new_documents, pending.owned, sorted({*pending.roles, *self.settings.roles}))
+            live = _Layout(
+                dict(new_labels), new_documents, pending.owned, sorted({*pending.roles, *self.settings.roles})
+            )
             self._switch_to(live)
         except BaseException:
             # Not switched: readers still use the old build; drop the half-built one (best effort:
@@ -830,19 +884,25 @@ class ElasticsearchStore:
                 self._call(lambda: self.es.indices.delete(index=",".join(old_indices), ignore_unavailable=True))
             self._record_layout(dataclasses.replace(live, owned=sorted(new_indices)))
         except StoreError as exc:
-            self.warnings.append(f"the new build is live, but dropping the old one failed ({exc}); the next full run drops it")
+            self.warnings.append(
+                f"the new build is live, but dropping the old one failed ({exc}); the next full run drops it"
+            )
 
     def _switch_to(self, live: _Layout) -> None:
         """Finish the new build and move every alias to it in one atomic call; then record it."""
         new_indices = [*live.chunks.values(), live.documents]
         replicas = self._replicas_of([i for i in live.owned if i not in new_indices])
-        self._call(lambda: self.es.indices.put_settings(
-            index=",".join(new_indices),
-            settings={"index": {"refresh_interval": None, "number_of_replicas": replicas}},
-        ))
+        self._call(
+            lambda: self.es.indices.put_settings(
+                index=",".join(new_indices),
+                settings={"index": {"refresh_interval": None, "number_of_replicas": replicas}},
+            )
+        )
         self._call(lambda: self.es.indices.refresh(index=",".join(new_indices)))
         if replicas:
-            self._call(lambda: self.es.cluster.health(index=",".join(new_indices), wait_for_status="yellow", timeout="60s"))
+            self._call(
+                lambda: self.es.cluster.health(index=",".join(new_indices), wait_for_status="yellow", timeout="60s")
+            )
         actions, _ = self._access_plan(live, self.settings.roles, check=False)
         self._assert_lock()
         self._call(lambda: self.es.indices.update_aliases(actions=actions))  # the one atomic switch
@@ -874,7 +934,9 @@ class ElasticsearchStore:
         actions = [{"_op_type": "index", "_index": index, "_id": r.key, "_source": r.to_json()} for r in records]
         _, errors = self._bulk(actions)
         if errors:
-            raise StoreError(f"Elasticsearch at {self.name}: document record {errors[0].id} refused: {errors[0].reason}")
+            raise StoreError(
+                f"Elasticsearch at {self.name}: document record {errors[0].id} refused: {errors[0].reason}"
+            )
 
     def delete_document(self, doc_id: str, version: str) -> None:
         self.delete_documents([f"{doc_id}@{version}"])
@@ -905,7 +967,9 @@ class ElasticsearchStore:
                     report.errors.append(ItemError(chunk.chunk_id, f"access label {chunk.access!r} is not configured"))
                     continue
                 targets[chunk.chunk_id] = index
-                actions.append({"_op_type": "index", "_index": index, "_id": chunk.chunk_id, "_source": self.chunk_source(chunk)})
+                actions.append(
+                    {"_op_type": "index", "_index": index, "_id": chunk.chunk_id, "_source": self.chunk_source(chunk)}
+                )
             # A chunk whose label changed (same ID) leaves its old label's index first: a copy
             # left under the old label would stay readable by roles the new label excludes (and
             # the record, listing the ID, would never show it as an orphan). A copy that cannot be
@@ -919,7 +983,10 @@ class ElasticsearchStore:
             if moves:
                 _, move_errors = self._bulk(moves)
                 stuck = {e.id for e in move_errors}
-                report.errors.extend(ItemError(e.id, f"its copy under its old access label could not be removed: {e.reason}") for e in move_errors)
+                report.errors.extend(
+                    ItemError(e.id, f"its copy under its old access label could not be removed: {e.reason}")
+                    for e in move_errors
+                )
                 actions = [a for a in actions if a["_id"] not in stuck]
             written, errors = self._bulk(actions)
             report.written += written
@@ -990,11 +1057,15 @@ class ElasticsearchStore:
             return [], []
 
         def around(bounds: dict[str, int], order: str) -> list[Chunk]:
-            query = {"bool": {"filter": [
-                {"term": {"doc_id": chunk.doc_id}},
-                {"term": {"version": chunk.version}},
-                {"range": {"position": bounds}},
-            ]}}
+            query = {
+                "bool": {
+                    "filter": [
+                        {"term": {"doc_id": chunk.doc_id}},
+                        {"term": {"version": chunk.version}},
+                        {"range": {"position": bounds}},
+                    ]
+                }
+            }
             body = {"query": query, "size": n, "sort": [{"position": order}, {"chunk_id": order}]}
             return [Chunk.from_json(hit["_source"]) for hit in self._search(self._chunks_read_target(), body)]
 
@@ -1004,7 +1075,9 @@ class ElasticsearchStore:
 
     def chunk_keys(self) -> list[tuple[str, str, str]]:
         hits = self._scan(
-            self._chunks_read_target(), {"match_all": {}}, [{"chunk_id": "asc"}],
+            self._chunks_read_target(),
+            {"match_all": {}},
+            [{"chunk_id": "asc"}],
             source=["chunk_id", "doc_id", "version"],
         )
         return [(h["_source"]["chunk_id"], h["_source"]["doc_id"], h["_source"]["version"]) for h in hits]
@@ -1028,7 +1101,9 @@ class ElasticsearchStore:
             return []  # a role that may read nothing (no alias exists to search)
         terms = len(set(re.findall(r"\w+", query.lower())))
         if terms > MAX_QUERY_TERMS:
-            raise QueryTooLarge(f"the query has {terms} distinct words; at most {MAX_QUERY_TERMS} can be searched at once: shorten it")
+            raise QueryTooLarge(
+                f"the query has {terms} distinct words; at most {MAX_QUERY_TERMS} can be searched at once: shorten it"
+            )
         body = search_body(query, labels, as_of, top, doc_id)
         hits = self._search(self._chunks_read_target(role), body, search_type=SEARCH_TYPE)
         return [Hit(Chunk.from_json(hit["_source"]), float(hit["_score"] or 0.0)) for hit in hits]
@@ -1122,9 +1197,13 @@ class ElasticsearchStore:
                     if isinstance(exc, TransportError) and not isinstance(exc, ApiError):
                         raise exc
                     if info.get("status") in RETRY_STATUSES:
-                        raise self._unavailable(exc) if isinstance(exc, ApiError) else StoreUnavailable(
-                            f"Elasticsearch at {self.name}: overloaded or unavailable (status {info.get('status')} "
-                            f"after {self.max_retries} retries: {_item_reason(info)}); retry later"
+                        raise (
+                            self._unavailable(exc)
+                            if isinstance(exc, ApiError)
+                            else StoreUnavailable(
+                                f"Elasticsearch at {self.name}: overloaded or unavailable (status {info.get('status')} "
+                                f"after {self.max_retries} retries: {_item_reason(info)}); retry later"
+                            )
                         )
                     errors.append(ItemError(str(info.get("_id")), _item_reason(info)))
                 return done, errors
@@ -1140,7 +1219,9 @@ class ElasticsearchStore:
                 attempt += 1
         return done, errors
 
-    def _search_response(self, index: str, body: dict[str, Any], search_type: str | None = None) -> dict[str, Any] | None:
+    def _search_response(
+        self, index: str, body: dict[str, Any], search_type: str | None = None
+    ) -> dict[str, Any] | None:
         """The search response, or None when the indices do not exist yet. A shard that failed
         or timed out is an error with its reason, never fewer hits."""
         self.refresh()
@@ -1150,7 +1231,9 @@ class ElasticsearchStore:
             if shards.get("failed") or resp.get("timed_out"):
                 failures = shards.get("failures") or [{}]
                 reason = (failures[0].get("reason") or {}) if isinstance(failures[0], dict) else {}
-                detail = f"{failures[0].get('index', '?')}: {reason.get('type', 'timed out')}: {reason.get('reason', '')}"
+                detail = (
+                    f"{failures[0].get('index', '?')}: {reason.get('type', 'timed out')}: {reason.get('reason', '')}"
+                )
                 raise StoreUnavailable(
                     f"Elasticsearch at {self.name}: {shards.get('failed', 0)} of {shards.get('total', '?')} shards "
                     f"failed for {index} ({detail}); results would be incomplete. `ingest run` repairs the "
@@ -1168,7 +1251,13 @@ class ElasticsearchStore:
         """Every hit, in sort order, page by page with search_after (sort must be unique)."""
         after: list[Any] | None = None
         while True:
-            body: dict[str, Any] = {"query": query, "size": PAGE, "sort": sort, "_source": source, "track_total_hits": False}
+            body: dict[str, Any] = {
+                "query": query,
+                "size": PAGE,
+                "sort": sort,
+                "_source": source,
+                "track_total_hits": False,
+            }
             if after is not None:
                 body["search_after"] = after
             hits = self._search(index, body)
@@ -1208,7 +1297,9 @@ class ElasticsearchStore:
     def _unavailable(self, exc: Exception) -> StoreError:
         where = f"Elasticsearch at {self.name}"
         if isinstance(exc, AuthenticationException):
-            return StoreUnavailable(f"{where}: authentication failed (401); check ES_API_KEY or ES_USERNAME/ES_PASSWORD")
+            return StoreUnavailable(
+                f"{where}: authentication failed (401); check ES_API_KEY or ES_USERNAME/ES_PASSWORD"
+            )
         if isinstance(exc, AuthorizationException):
             return StoreUnavailable(
                 f"{where}: not allowed (403): {_reason(exc)}; check the privileges of the API key or user "
@@ -1218,14 +1309,20 @@ class ElasticsearchStore:
             if _root_type(exc).startswith("too_many"):
                 return QueryTooLarge(f"{where}: the query is too large to run ({_reason(exc)}); use fewer words")
             if exc.status_code in RETRY_STATUSES:
-                return StoreUnavailable(f"{where}: overloaded or unavailable ({exc.status_code}: {_reason(exc)}); retry later")
+                return StoreUnavailable(
+                    f"{where}: overloaded or unavailable ({exc.status_code}: {_reason(exc)}); retry later"
+                )
             return StoreError(f"{where}: {exc.status_code} {_error_type(exc) or ''}: {_reason(exc)}")
         if isinstance(exc, ConnectionTimeout):
-            return StoreUnavailable(f"{where}: no answer within {self.timeout:g} s (the store timeout); check that it is running and not overloaded")
+            return StoreUnavailable(
+                f"{where}: no answer within {self.timeout:g} s (the store timeout); check that it is running and not overloaded"
+            )
         if isinstance(exc, TransportError):
             text = str(exc)
-            hint = "check ES_CA_CERTS and the https URL" if "SSL" in text or "certificate" in text else (
-                "check that it is running and that --store / INGEST_STORE is right"
+            hint = (
+                "check ES_CA_CERTS and the https URL"
+                if "SSL" in text or "certificate" in text
+                else ("check that it is running and that --store / INGEST_STORE is right")
             )
             return StoreUnavailable(f"{where}: cannot connect ({type(exc).__name__}: {text}); {hint}")
         return StoreUnavailable(f"{where}: {type(exc).__name__}: {exc}; check that it is running and reachable")

@@ -30,7 +30,9 @@ def connect(config: ConnectionConfig, request_timeout: float = 30.0) -> Elastics
     https = bool(config.cloud_id) or config.url.startswith("https://")
     if config.ca_certs and https:
         if not os.path.isfile(config.ca_certs):
-            raise ConfigError(f"ES_CA_CERTS / --ca-certs {config.ca_certs!r}: no such file (the CA certificate in PEM format)")
+            raise ConfigError(
+                f"ES_CA_CERTS / --ca-certs {config.ca_certs!r}: no such file (the CA certificate in PEM format)"
+            )
         kwargs["ca_certs"] = config.ca_certs
     if config.ssl_assert_fingerprint and https:
         kwargs["ssl_assert_fingerprint"] = config.ssl_assert_fingerprint
@@ -97,7 +99,8 @@ def explain(exc: BaseException, config: ConnectionConfig | None, where: str) -> 
                 )
             if "self-signed" in message or "self signed" in message or "unable to get local issuer" in message:
                 hint = (
-                    "the CA in ES_CA_CERTS did not sign it" if config and config.ca_certs
+                    "the CA in ES_CA_CERTS did not sign it"
+                    if config and config.ca_certs
                     else "set ES_CA_CERTS (or --ca-certs) to the cluster's CA certificate, or --ssl-assert-fingerprint"
                 )
                 return f"{where}: TLS certificate not trusted ({message}); {hint}"
@@ -114,8 +117,10 @@ def explain(exc: BaseException, config: ConnectionConfig | None, where: str) -> 
     for e in chain:
         if isinstance(e, AuthenticationException):
             how = (
-                "the API key (ES_API_KEY / ELASTIC_API_KEY)" if config and config.api_key
-                else "ES_USERNAME / ES_PASSWORD" if config and config.username
+                "the API key (ES_API_KEY / ELASTIC_API_KEY)"
+                if config and config.api_key
+                else "ES_USERNAME / ES_PASSWORD"
+                if config and config.username
                 else "no credentials were given: set ES_API_KEY or ES_USERNAME/ES_PASSWORD"
             )
             return f"{where}: authentication failed (401): check {how}"

@@ -27,10 +27,10 @@ import re
 import sqlite3
 import time
 import uuid
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 from ingest.model import MIN_PREFIX, Chunk, DocumentRecord, Hit
 from ingest.settings import DEFAULT_LANGUAGE
@@ -79,23 +79,53 @@ LANGUAGE_TOKENIZERS = {"english": "porter unicode61", "none": "unicode61"}
 # Lucene's EnglishAnalyzer stop words (what Elasticsearch's `english` analyzer drops): left out of
 # english queries so that both stores match the same chunks (FTS5 has no stop-word filter).
 ENGLISH_STOP_WORDS = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their then "
-    "there these they this to was will with".split()
+    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with"]
 )
 # BM25 column weights for the FTS columns (title, section, text), shared with Elasticsearch.
 BM25_WEIGHTS = tuple(FIELD_WEIGHTS[column] for column in ("title", "section", "text"))
 
 CHUNK_COLUMNS = (
-    "chunk_id", "doc_id", "version", "title", "section", "sections", "heading_path", "position",
-    "start", "end", "pages", "text", "word_count", "access", "effective_from", "effective_to",
-    "status", "superseded_by", "tags", "source", "source_sha256", "chunker",
+    "chunk_id",
+    "doc_id",
+    "version",
+    "title",
+    "section",
+    "sections",
+    "heading_path",
+    "position",
+    "start",
+    "end",
+    "pages",
+    "text",
+    "word_count",
+    "access",
+    "effective_from",
+    "effective_to",
+    "status",
+    "superseded_by",
+    "tags",
+    "source",
+    "source_sha256",
+    "chunker",
 )
 JSON_COLUMNS = {"sections", "heading_path", "pages", "tags"}
 SELECT_CHUNK = ", ".join(f'c."{c}"' for c in CHUNK_COLUMNS)
 
 DOC_COLUMNS = (
-    "doc_id", "version", "title", "source", "source_sha256", "format", "access", "status",
-    "effective_from", "effective_to", "superseded_by", "tags", "settings_fingerprint", "chunk_ids",
+    "doc_id",
+    "version",
+    "title",
+    "source",
+    "source_sha256",
+    "format",
+    "access",
+    "status",
+    "effective_from",
+    "effective_to",
+    "superseded_by",
+    "tags",
+    "settings_fingerprint",
+    "chunk_ids",
 )
 
 
@@ -145,7 +175,9 @@ def _trouble(name: str, exc: BaseException, doing: str, path: Path | None = None
     if "full" in low or getattr(exc, "errno", None) == errno.ENOSPC:
         hint = "the disk is full; free space and run again (the next run repairs what this one left)"
     elif (
-        "readonly" in low or "read-only" in low or getattr(exc, "errno", None) in (errno.EROFS, errno.EACCES, errno.EPERM)
+        "readonly" in low
+        or "read-only" in low
+        or getattr(exc, "errno", None) in (errno.EROFS, errno.EACCES, errno.EPERM)
         or (path is not None and _read_only(path))
     ):
         hint = "the store file or its folder is read-only (or not ours to write); use a writable --store path"
@@ -204,7 +236,9 @@ class SQLiteStore:
                     if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                         conn.execute("PRAGMA journal_mode=WAL")
                     conn.execute("PRAGMA synchronous=NORMAL")
-                if conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'chunks_ad'").fetchone()[0] == 0:  # the schema's last object
+                if (
+                    conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'chunks_ad'").fetchone()[0] == 0
+                ):  # the schema's last object
                     conn.executescript(SCHEMA.replace("@TOKENIZE@", self.analysis))
                 return
             except sqlite3.OperationalError as exc:
@@ -298,7 +332,7 @@ class SQLiteStore:
             os.close(fd)  # closing drops the flock
 
     @contextmanager
-    def full_rebuild(self) -> Iterator["SQLiteStore"]:
+    def full_rebuild(self) -> Iterator[SQLiteStore]:
         tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex[:8]}.building")
         new = SQLiteStore(tmp, language=self.language, _bulk=True)
         try:
@@ -417,7 +451,9 @@ class SQLiteStore:
         if n <= 0:
             return [], []
         base = f"SELECT {SELECT_CHUNK} FROM chunks c WHERE c.doc_id = ? AND c.version = ? AND c.position "
-        before = self._read(base + "< ? ORDER BY c.position DESC LIMIT ?", (chunk.doc_id, chunk.version, chunk.position, n))
+        before = self._read(
+            base + "< ? ORDER BY c.position DESC LIMIT ?", (chunk.doc_id, chunk.version, chunk.position, n)
+        )
         after = self._read(base + "> ? ORDER BY c.position LIMIT ?", (chunk.doc_id, chunk.version, chunk.position, n))
         return [_chunk_from_row(r) for r in reversed(before)], [_chunk_from_row(r) for r in after]
 
