@@ -203,16 +203,16 @@ def row(corpus: str, stage: str, m: Measured, *, docs: int = 0, mb: float = 0.0,
     return out
 
 
-def print_table(rows: list[dict]) -> None:
+def print_table(rows: list[dict], file=None) -> None:
     head = f"{'corpus':<16} {'stage':<30} {'wall s':>8} {'CPU s':>7} {'RSS MiB':>8} {'docs/s':>9} {'MB/s':>7} {'chunks/s':>9} {'ceiling s':>9} {'eff.':>5}  ceiling / note"
-    print(head)
-    print("-" * len(head))
+    print(head, file=file)
+    print("-" * len(head), file=file)
     fmt = lambda v, spec: "" if v is None else format(v, spec)  # noqa: E731
     for r in rows:
         tail = " / ".join(x for x in (r["ceiling"], r["note"]) if x)
         print(f"{r['corpus']:<16} {r['stage']:<30} {r['wall_s']:>8.2f} {r['cpu_s']:>7.2f} {r['peak_rss_mib']:>8.0f} "
               f"{fmt(r['docs_per_s'], ',.0f'):>9} {fmt(r['mb_per_s'], '.2f'):>7} {fmt(r['chunks_per_s'], ',.0f'):>9} "
-              f"{fmt(r['ceiling_s'], '.2f'):>9} {fmt(r['efficiency'], '.2f'):>5}  {tail}")
+              f"{fmt(r['ceiling_s'], '.2f'):>9} {fmt(r['efficiency'], '.2f'):>5}  {tail}", file=file)
 
 
 # --- 1 % changed ------------------------------------------------------------------------------
@@ -466,8 +466,7 @@ def main() -> None:
     try:
         for name, root in corpora:
             rows += bench_corpus(name, root, url_template, work, summary)
-            if not args.json:
-                print_table([r for r in rows if r["corpus"] == name])
+            print_table([r for r in rows if r["corpus"] == name], file=sys.stderr)  # partial results as they come
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
