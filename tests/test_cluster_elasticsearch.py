@@ -47,6 +47,7 @@ pytestmark = [
 WORDS = ("anchor hull keel rudder mast sail bow stern deck cabin galley bilge winch cleat halyard sheet "
          "boom tiller compass chart beacon buoy harbour mooring tide current swell gust squall ballast").split()
 ACCESS = ("public", "partner", "staff")
+RUN_TIMEOUT_S = float(os.environ.get("INGEST_TEST_CLUSTER_RUN_TIMEOUT", "300"))  # a run that loses a node must still end
 
 
 def write_corpus(root: Path, docs: int, sections: int, *, salt: str = "", version: str = "1") -> Path:
@@ -159,7 +160,17 @@ def run_killing_a_node(es, corpus: Path, prefix: str, *extra: str) -> tuple[subp
     assert proc.poll() is None, "the run ended before a node could be killed mid-run: make the corpus bigger"
     name, pid = victim(es, prefix)
     os.kill(pid, signal.SIGKILL)
-    out, err = proc.communicate(timeout=900)
+    try:
+        out, err = proc.communicate(timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        red = [i["index"] for i in es.cat.indices(index=f"{prefix}-*", format="json", h="index,health") if i["health"] == "red"]
+        stop.set()
+        searcher.join()
+        restart_killed_nodes(es)
+        pytest.fail(f"`ingest run` still running {RUN_TIMEOUT_S} s after {name} was killed (red indices: {red}; "
+                    f"a shard without a replica on the lost node); output:\n{out[-1000:]}\n{err[-1000:]}", pytrace=False)
     # A few more searches with the node gone, after the run.
     time.sleep(2)
     stop.set()
