@@ -123,7 +123,7 @@ def main() -> None:
         "cli unfiltered (--role <all labels> --as-of any)": ["--as-of", "any", "--role", max(roles, key=lambda r: len(roles[r])) if roles else "staff"],
         f"cli filtered (--role {args.role})": ["--role", args.role],
     }
-    for name, extra in cli_modes.items():
+    for name, extra in cli_modes.items() if args.cli_runs > 0 else ():
         samples = []
         for q in queries[: args.cli_runs]:
             started = time.perf_counter()
