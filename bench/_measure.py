@@ -86,7 +86,8 @@ def _tree_rss_kib(pid: int) -> int:
     return total
 
 
-def run_child(argv: list[str], *, env: dict | None = None, sample_tree: bool = False, check: bool = True) -> tuple[Measured, str]:
+def run_child(argv: list[str], *, env: dict | None = None, sample_tree: bool = False, check: bool = True,
+              ok_codes: tuple[int, ...] = (0,)) -> tuple[Measured, str]:
     """A subprocess's wall time, CPU and ru_maxrss (from wait4: the largest process of its tree),
     optionally sampling the summed RSS of its whole tree every 0.2 s."""
     started = time.perf_counter()
@@ -111,7 +112,7 @@ def run_child(argv: list[str], *, env: dict | None = None, sample_tree: bool = F
     stop.set()
     proc.returncode = os.waitstatus_to_exitcode(status)
     output = b"".join(out_chunks).decode(errors="replace")
-    if check and proc.returncode not in (0,):
+    if check and proc.returncode not in ok_codes:
         raise RuntimeError(f"{' '.join(argv)} exited {proc.returncode}:\n{output[-3000:]}")
     return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, peak_tree[0] / 1024, value=proc.returncode), output
 
