@@ -1,23 +1,40 @@
-"""Throughput and memory of ingest's stages on the sample corpus replicated to ~N documents.
+"""ingest's stages side by side with their ceilings, measured in one run.
 
-Run by hand (not by the tests):
+Run by hand (not by the tests; 2 shared cores: read the ratios, not the absolute figures):
 
-    .venv/bin/python bench/bench_ingest.py                    # 5,000 documents, SQLite
-    .venv/bin/python bench/bench_ingest.py --docs 1000 --store http://127.0.0.1:9200
+    .venv/bin/python bench/bench_ingest.py --sample 30 --real all --store http://127.0.0.1:9200
+    .venv/bin/python bench/bench_ingest.py --corpus /work/realcorpus/postgres-html --json
 
-Stages: scan (read + parse + validate), chunk, write (the store's own path), then the
-same run again (incremental: nothing changed), each against a baseline measured in the
-same run: raw inserts of the same chunk records (SQLite executemany into the same
-schema, or Elasticsearch streaming_bulk of the same dicts).
+Per corpus and stage — list + hash, read + parse per format, validate, chunk, write — documents/s,
+MB/s, chunks/s, CPU (user + system, worker processes included) and peak RSS, next to the ceiling
+measured in the same run on the same files:
+
+  list + hash     walking documents/ and SHA-256 of every byte (the ceiling of any no-op run)
+  parse  pdf      pypdfium2 raw page text          html  lxml tree build
+         markdown markdown-it tokens               text  plain UTF-8 decode
+  validate        scan_corpus with every body skipped (metadata only) vs list + hash
+  chunk           chunk_document over every document (no ceiling: reported as chunks/s)
+  write           store.write_chunks of the chunks vs raw streaming_bulk (Elasticsearch) or
+                  executemany (SQLite) of the same chunk records
+  efficiency      ceiling time / our time (1.0 = at the ceiling)
+
+Then whole runs of the CLI in a subprocess (`ingest run`: first build, unchanged re-run, re-run
+with 1 % of the files changed), the no-op ceiling (`ingest --version` + list + hash) and the
+unchanged re-run as a multiple of it, and the CLI's import / start-up time. Parsing is measured in
+this one process (one core); `ingest run` and validate use the library's worker processes.
+Only public functions are used (scan_corpus, chunk_document, parse_bytes, pipeline.run via the
+CLI, open_store), so the bench keeps working while their insides change.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import re
-import resource
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -25,12 +42,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
-from ingest import pipeline  # noqa: E402
+from _measure import INGEST, Measured, measure, python, run_child  # noqa: E402
+
 from ingest.chunk import chunk_document  # noqa: E402
 from ingest.corpus import scan_corpus  # noqa: E402
+from ingest.parse import format_of, parse_bytes  # noqa: E402
 from ingest.settings import load_settings  # noqa: E402
 from ingest.store import open_store  # noqa: E402
+
+REAL = Path("/work/realcorpus")
+REAL_NAMES = ("postgres-html", "python-html", "texlive-pdf", "markdown", "text")
 
 
 def replicate(src: Path, dest: Path, copies: int) -> None:
@@ -85,114 +108,388 @@ def replicate(src: Path, dest: Path, copies: int) -> None:
         (dest / "inventory.yaml").write_text(yaml.safe_dump(new_inventory, sort_keys=True))
 
 
-def _reset_peak_rss() -> None:
-    """Linux: writing 5 to clear_refs resets VmHWM, so each stage reports its own peak."""
+# --- files, hashing and the parse ceilings ----------------------------------------------------
+def corpus_files(root: Path) -> list[tuple[Path, str, int]]:
+    """(path, format, bytes) of every document file, hidden names skipped as the library does."""
+    found = []
+    base = root / "documents"
+    for folder, dirs, names in os.walk(base):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(names):
+            if name.startswith("."):
+                continue
+            path = Path(folder) / name
+            fmt = format_of(name)
+            if fmt is not None:
+                found.append((path, fmt, path.stat().st_size))
+    return found
+
+
+def list_and_hash(root: Path) -> dict[str, str]:
+    """The no-op floor: walk documents/ and SHA-256 every byte."""
+    out = {}
+    for folder, dirs, names in os.walk(root / "documents"):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in names:
+            if not name.startswith("."):
+                path = Path(folder) / name
+                out[str(path)] = hashlib.file_digest(path.open("rb"), "sha256").hexdigest()
+    return out
+
+
+def _ceiling_pdf(data: bytes) -> int:
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(data)
     try:
-        Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        pass
+        n = 0
+        for page in pdf:
+            textpage = page.get_textpage()
+            n += len(textpage.get_text_range())
+            textpage.close()
+            page.close()
+        return n
+    finally:
+        pdf.close()
 
 
-def _peak_rss_mib() -> float:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def _ceiling_html(data: bytes) -> int:
+    import lxml.html
+
+    return len(lxml.html.document_fromstring(data))
 
 
-def measure(label: str, fn, *, units: dict[str, float]):
-    """Wall time and peak resident memory of one stage (no tracing: it would slow the stage)."""
-    _reset_peak_rss()
-    started = time.perf_counter()
-    value = fn()
-    elapsed = time.perf_counter() - started
-    rates = "  ".join(f"{v / elapsed:>9,.1f} {k}/s" for k, v in units.items() if v)
-    print(f"{label:<34} {elapsed:>8.2f} s  {rates}  peak RSS {_peak_rss_mib():,.0f} MiB")
-    return value, elapsed
+_MD = None
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", type=Path, default=ROOT / "corpus")
-    parser.add_argument("--docs", type=int, default=5000, help="about how many documents")
-    parser.add_argument("--store", default=None, help="http://host:9200 to bench Elasticsearch (default: a temp SQLite file)")
-    parser.add_argument("--keep", action="store_true", help="keep the replicated corpus")
-    args = parser.parse_args()
+def _ceiling_markdown(data: bytes) -> int:
+    global _MD
+    if _MD is None:
+        from markdown_it import MarkdownIt
 
-    work = Path(tempfile.mkdtemp(prefix="ingest-bench-"))
-    base = scan_corpus(args.corpus, load_settings(args.corpus))
-    copies = max(1, round(args.docs / max(1, base.seen)))
-    corpus = work / "corpus"
-    t = time.perf_counter()
-    replicate(args.corpus, corpus, copies)
-    print(f"replicated {base.seen} documents x {copies} in {time.perf_counter() - t:.1f}s -> {corpus}")
-    settings = load_settings(corpus)
-    size_mb = sum(p.stat().st_size for p in (corpus / "documents").rglob("*") if p.is_file()) / 1e6
+        _MD = MarkdownIt("commonmark", {"maxNesting": 10_000}).enable("table")  # as ingest configures it
+    return len(_MD.parse(data.decode("utf-8")))
 
-    scan, t_scan = measure("scan (read+parse+validate)", lambda: scan_corpus(corpus, settings), units={"docs": copies * base.seen, "MB": size_mb})
-    assert not scan.rejected, scan.rejected[:3]
-    docs = len(scan.documents)
-    chunks, t_chunk = measure("chunk", lambda: [c for d in scan.documents for c in chunk_document(d, settings.chunking)], units={"docs": docs})
-    n_chunks = len(chunks)
-    text_mb = sum(len(c.text.encode()) for c in chunks) / 1e6
-    print(f"{'':<34} {n_chunks:,} chunks ({n_chunks / t_chunk:,.0f} chunks/s), {text_mb:.1f} MB of chunk text")
 
-    url = args.store or f"sqlite:///{work / 'bench.sqlite'}"
-    prefix = f"bench-{int(time.time())}"
-    store = open_store(url, prefix, settings=settings)
-    first, t_first = measure("ingest run (first, full write)", lambda: pipeline.run(corpus, store, settings, settings.chunking), units={"docs": docs, "chunks": n_chunks, "MB": size_mb})
-    second, t_second = measure("ingest run (again, unchanged)", lambda: pipeline.run(corpus, store, settings, settings.chunking), units={"docs": docs})
-    assert second.written == 0 and second.deleted == 0
-    print(f"{'':<34} second run / first run = {t_second / t_first:.2f}  (written {second.written}, deleted {second.deleted})")
+def _ceiling_text(data: bytes) -> int:
+    return len(data.decode("utf-8"))
 
-    # Baseline: the same chunk records written with no ingest logic in between.
-    records = [c.to_json() for c in chunks]
+
+CEILINGS = {
+    "pdf": ("pypdfium2 page text", _ceiling_pdf),
+    "html": ("lxml tree build", _ceiling_html),
+    "markdown": ("markdown-it tokens", _ceiling_markdown),
+    "text": ("utf-8 decode", _ceiling_text),
+}
+
+
+# --- rows ----------------------------------------------------------------------------------------
+def row(corpus: str, stage: str, m: Measured, *, docs: int = 0, mb: float = 0.0, chunks: int = 0,
+        ceiling: Measured | None = None, ceiling_name: str = "", note: str = "") -> dict:
+    wall = max(m.wall_s, 1e-9)
+    out = {
+        "corpus": corpus, "stage": stage, "wall_s": round(m.wall_s, 3), "cpu_s": round(m.cpu_s, 3),
+        "peak_rss_mib": round(m.peak_rss_mib, 1), "docs": docs, "mb": round(mb, 2), "chunks": chunks,
+        "docs_per_s": round(docs / wall, 1) if docs else None,
+        "mb_per_s": round(mb / wall, 2) if mb else None,
+        "chunks_per_s": round(chunks / wall, 1) if chunks else None,
+        "ceiling": ceiling_name or None,
+        "ceiling_s": round(ceiling.wall_s, 3) if ceiling else None,
+        "efficiency": round(ceiling.wall_s / wall, 2) if ceiling else None,
+        "ceiling_cpu_s": round(ceiling.cpu_s, 3) if ceiling else None,
+        # On a shared machine wall time includes waiting for a core: CPU time is the steadier ratio.
+        "cpu_efficiency": round(ceiling.cpu_s / m.cpu_s, 2) if ceiling and ceiling.cpu_s and m.cpu_s > 0 else None,
+        "note": note or None,
+    }
+    if m.tree_rss_mib:
+        out["tree_rss_mib"] = round(m.tree_rss_mib, 1)
+    return out
+
+
+def print_table(rows: list[dict], file=None) -> None:
+    head = f"{'corpus':<16} {'stage':<30} {'wall s':>8} {'CPU s':>7} {'RSS MiB':>8} {'docs/s':>9} {'MB/s':>7} {'chunks/s':>9} {'ceiling s':>9} {'eff.':>5} {'CPU eff.':>8}  ceiling / note"
+    print(head, file=file)
+    print("-" * len(head), file=file)
+    fmt = lambda v, spec: "" if v is None else format(v, spec)  # noqa: E731
+    for r in rows:
+        tail = " / ".join(x for x in (r["ceiling"], r["note"]) if x)
+        print(f"{r['corpus']:<16} {r['stage']:<30} {r['wall_s']:>8.2f} {r['cpu_s']:>7.2f} {r['peak_rss_mib']:>8.0f} "
+              f"{fmt(r['docs_per_s'], ',.0f'):>9} {fmt(r['mb_per_s'], '.2f'):>7} {fmt(r['chunks_per_s'], ',.0f'):>9} "
+              f"{fmt(r['ceiling_s'], '.2f'):>9} {fmt(r['efficiency'], '.2f'):>5} {fmt(r['cpu_efficiency'], '.2f'):>8}  {tail}", file=file)
+
+
+# --- 1 % changed ------------------------------------------------------------------------------
+def change_one_percent(root: Path) -> int:
+    """Edit every 100th file (at least one) so its bytes and text change; returns how many."""
+    files = corpus_files(root)
+    picked = files[:: 100] or files[:1]
+    for path, fmt, _ in picked:
+        if fmt == "pdf":
+            from pypdf import PdfReader, PdfWriter
+
+            writer = PdfWriter(clone_from=PdfReader(path))
+            page = writer.pages[-1]
+            writer.add_metadata({"/Subject": "bench edit"})  # bytes change; text is re-read
+            del page
+            with path.open("wb") as fh:
+                writer.write(fh)
+        elif fmt == "html":
+            text = path.read_text(encoding="utf-8")
+            edit = "<p>Bench edit: one more paragraph.</p>"
+            text = text.replace("</body>", edit + "</body>", 1) if "</body>" in text else text + edit
+            path.write_text(text, encoding="utf-8")
+        else:
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write("\n\nBench edit: one more paragraph.\n")
+    return len(picked)
+
+
+# --- the write ceiling ---------------------------------------------------------------------------
+def raw_write(url: str, records: list[dict], work: Path, prefix: str) -> Measured:
     if url.startswith("sqlite:///"):
-        from ingest.store.sqlite import CHUNK_COLUMNS, JSON_COLUMNS, SCHEMA
         import sqlite3
 
         def raw_sqlite():
             conn = sqlite3.connect(work / "baseline.sqlite", isolation_level=None)
-            conn.executescript(SCHEMA)
+            try:  # the store's own schema when it still exports it; else a plain JSON table
+                from ingest.store.sqlite import CHUNK_COLUMNS, JSON_COLUMNS, SCHEMA
+
+                conn.executescript(SCHEMA)
+                cols = ", ".join(f'"{c}"' for c in CHUNK_COLUMNS)
+                sql = f"INSERT INTO chunks ({cols}) VALUES ({', '.join('?' * len(CHUNK_COLUMNS))})"
+                rows = (tuple(json.dumps(r[c]) if c in JSON_COLUMNS else r[c] for c in CHUNK_COLUMNS) for r in records)
+            except (ImportError, KeyError):
+                conn.execute("CREATE TABLE chunks (chunk_id TEXT PRIMARY KEY, body TEXT)")
+                sql = "INSERT INTO chunks VALUES (?, ?)"
+                rows = ((r["chunk_id"], json.dumps(r)) for r in records)
             conn.execute("BEGIN")
-            cols = ", ".join(f'"{c}"' for c in CHUNK_COLUMNS)
-            conn.executemany(
-                f"INSERT INTO chunks ({cols}) VALUES ({', '.join('?' * len(CHUNK_COLUMNS))})",
-                [tuple(json.dumps(r[c]) if c in JSON_COLUMNS else r[c] for c in CHUNK_COLUMNS) for r in records],
-            )
+            conn.executemany(sql, rows)
             conn.commit()
             conn.close()
 
-        _, t_base = measure("baseline: raw SQLite executemany", raw_sqlite, units={"chunks": n_chunks})
-    else:
-        from elasticsearch import Elasticsearch, helpers
+        return measure(raw_sqlite)
+    from elasticsearch import Elasticsearch, helpers
 
-        es = Elasticsearch(url)
-        index = f"{prefix}-baseline"
-        mapping = json.loads((ROOT / "mappings" / "chunks.json").read_text())
-        es.indices.create(index=index, **mapping)
+    es = Elasticsearch(url, request_timeout=120)
+    index = f"{prefix}-rawceiling"
+    mapping = json.loads((ROOT / "mappings" / "chunks.json").read_text())
+    es.indices.create(index=index, **mapping)
+    fields = set(mapping.get("mappings", {}).get("properties", {}))
 
-        def raw_bulk():
-            for ok, item in helpers.streaming_bulk(es, ({"_index": index, "_id": r["chunk_id"], "_source": r} for r in records), chunk_size=1000, max_chunk_bytes=5 * 2**20):
-                assert ok, item
-            es.indices.refresh(index=index)
+    def raw_bulk():
+        source = ({k: v for k, v in r.items() if not fields or k in fields} for r in records)
+        for ok, item in helpers.streaming_bulk(es, ({"_index": index, "_id": r["chunk_id"], "_source": r} for r in source),
+                                               chunk_size=500, max_chunk_bytes=5 * 2**20, raise_on_error=False):
+            assert ok, item
+        es.indices.refresh(index=index)
 
-        _, t_base = measure("baseline: raw streaming_bulk", raw_bulk, units={"chunks": n_chunks})
+    try:
+        return measure(raw_bulk)
+    finally:
         es.indices.delete(index=index)
-    print(f"{'':<34} ingest run (first) / baseline write = {t_first / t_base:.1f}x  (the run also scans, parses, chunks, plans)")
-    store.close()
-    if not url.startswith("sqlite:///"):
-        from elasticsearch import Elasticsearch
+        es.close()
 
-        es = Elasticsearch(url)
-        names = list(es.indices.get(index=f"{prefix}-*", expand_wildcards="all"))
-        if names:
-            es.indices.delete(index=",".join(names))
-    if not args.keep:
-        shutil.rmtree(work, ignore_errors=True)
+
+def drop_prefix(url: str, prefix: str) -> None:
+    if url.startswith("sqlite:///"):
+        return
+    from elasticsearch import Elasticsearch
+
+    es = Elasticsearch(url, request_timeout=60)
+    names = list(es.indices.get(index=f"{prefix}-*", expand_wildcards="all"))
+    if names:
+        es.indices.delete(index=",".join(names))
+    es.close()
+
+
+# --- one corpus -----------------------------------------------------------------------------------
+def bench_corpus(name: str, root: Path, url_template: str, work: Path, summary: dict, rows: list[dict]) -> None:
+    """Appends its rows to ``rows`` as it goes, so a failure late in a corpus keeps what was measured."""
+    settings = load_settings(root)
+    files = corpus_files(root)
+    n_docs = len(files)
+    total_mb = sum(size for _, _, size in files) / 1e6
+    print(f"\n== {name}: {n_docs:,} files, {total_mb:.1f} MB ({root})", file=sys.stderr)
+
+    hashed = measure(lambda: list_and_hash(root))
+    rows.append(row(name, "list + hash", hashed, docs=n_docs, mb=total_mb, ceiling=hashed, ceiling_name="(its own ceiling)"))
+
+    # read + parse per format, one core, against the raw library on the same bytes
+    for fmt in ("pdf", "html", "markdown", "text"):
+        these = [(p, s) for p, f, s in files if f == fmt]
+        if not these:
+            continue
+        mb = sum(s for _, s in these) / 1e6
+        label, ceiling_fn = CEILINGS[fmt]
+
+        def ours(these=these):
+            failed = 0
+            for path, _ in these:
+                try:
+                    parse_bytes(path.read_bytes(), path.name)
+                except Exception:  # noqa: BLE001 - a refused file still cost its parse
+                    failed += 1
+            return failed
+
+        def ceiling(these=these, fn=ceiling_fn):
+            for path, _ in these:
+                try:
+                    fn(path.read_bytes())
+                except Exception:  # noqa: BLE001
+                    pass
+
+        c = measure(ceiling)
+        m = measure(ours)
+        rows.append(row(name, f"read + parse {fmt}", m, docs=len(these), mb=mb, ceiling=c, ceiling_name=label,
+                        note=f"{m.value} refused" if m.value else ""))
+
+    every_hash = set(hashed.value.values())
+    validated = measure(lambda: scan_corpus(root, settings, skip_body=every_hash))
+    rows.append(row(name, "validate (metadata only)", validated, docs=n_docs, mb=total_mb, ceiling=hashed, ceiling_name="list + hash"))
+
+    scanned = measure(lambda: scan_corpus(root, settings))
+    scan = scanned.value
+    rows.append(row(name, "scan: read+parse+validate", scanned, docs=n_docs, mb=total_mb,
+                    note=f"library workers; {len(scan.rejected)} rejected"))
+
+    chunked = measure(lambda: [c for d in scan.documents for c in chunk_document(d, settings.chunking)])
+    chunks = chunked.value
+    rows.append(row(name, "chunk", chunked, docs=len(scan.documents), chunks=len(chunks)))
+
+    prefix = f"bench-{re.sub(r'[^a-z0-9]', '', name.lower())[:20]}-{os.getpid()}"
+    url = url_template.format(work=work, name=prefix)
+    chunk_mb = sum(len(c.text.encode()) for c in chunks) / 1e6
+    records = [c.to_json() for c in chunks]
+    raw = raw_write(url, records, work, prefix)
+    write_url = url if not url.startswith("sqlite:///") else f"sqlite:///{work / (prefix + '-write.sqlite')}"
+    store = open_store(write_url, f"{prefix}-w", settings=settings)
+    try:
+        def write():
+            report = store.write_chunks(iter(chunks))
+            store.refresh()
+            return report
+
+        wrote = measure(write)
+    finally:
+        store.close()
+        drop_prefix(url, f"{prefix}-w")
+    rows.append(row(name, "write (store.write_chunks)", wrote, chunks=len(chunks), mb=chunk_mb, ceiling=raw,
+                    ceiling_name="raw streaming_bulk" if url.startswith("http") else "raw executemany"))
+    del records
+
+    # whole runs through the CLI, on a private copy (the 1 % edit must not touch the source corpus)
+    copy = work / f"{prefix}-corpus"
+    shutil.copytree(root, copy)
+    argv = [str(INGEST), "run", str(copy), "--store", url, "--index-prefix", prefix, "--json"]
+    # exit 1: some documents were refused (the scan row says how many), the rest went in: a complete run.
+    first, _ = run_child(argv, sample_tree=True, ok_codes=(0, 1))
+    stage_ceiling = hashed.wall_s + sum(r["ceiling_s"] for r in rows if r["corpus"] == name and r["stage"].startswith("read + parse")) + raw.wall_s
+    stage_ceiling_cpu = hashed.cpu_s + sum(r["ceiling_cpu_s"] for r in rows if r["corpus"] == name and r["stage"].startswith("read + parse")) + raw.cpu_s
+    slowest = max([hashed.wall_s, raw.wall_s] + [r["ceiling_s"] for r in rows if r["corpus"] == name and r["stage"].startswith("read + parse")])
+    rows.append(row(name, "ingest run (first build)", first, docs=n_docs, mb=total_mb, chunks=len(chunks),
+                    ceiling=Measured(stage_ceiling, stage_ceiling_cpu, 0), ceiling_name="sum of stage ceilings",
+                    note=f"slowest ceiling {slowest:.2f} s -> {first.wall_s / max(slowest, 1e-9):.1f}x it; tree RSS {first.tree_rss_mib:,.0f} MiB"))
+    again, _ = run_child(argv, sample_tree=True, ok_codes=(0, 1))
+    versions = [run_child([str(INGEST), "--version"])[0] for _ in range(3)]
+    startup = [m.wall_s for m in versions]
+    noop = statistics.median(startup) + hashed.wall_s
+    noop_cpu = statistics.median(m.cpu_s for m in versions) + hashed.cpu_s
+    rows.append(row(name, "ingest run (unchanged)", again, docs=n_docs, mb=total_mb,
+                    ceiling=Measured(noop, noop_cpu, 0), ceiling_name="no-op: --version + list + hash",
+                    note=f"{again.wall_s / first.wall_s:.2f} of first; {again.wall_s / noop:.1f}x no-op ceiling"))
+    changed_n = change_one_percent(copy)
+    changed, _ = run_child(argv + ["--accept-edits"], sample_tree=True, ok_codes=(0, 1))
+    rows.append(row(name, f"ingest run (1 % = {changed_n} changed)", changed, docs=n_docs, mb=total_mb,
+                    ceiling=Measured(noop, noop_cpu, 0), ceiling_name="no-op: --version + list + hash",
+                    note=f"{changed.wall_s / first.wall_s:.2f} of first"))
+    summary[name] = {
+        "files": n_docs, "mb": round(total_mb, 2), "chunks": len(chunks),
+        "first_s": round(first.wall_s, 3), "unchanged_s": round(again.wall_s, 3), "changed_1pct_s": round(changed.wall_s, 3),
+        "unchanged_over_first": round(again.wall_s / first.wall_s, 3),
+        "changed_over_first": round(changed.wall_s / first.wall_s, 3),
+        "noop_ceiling_s": round(noop, 3), "cli_version_s": round(statistics.median(startup), 3),
+        "unchanged_over_noop": round(again.wall_s / noop, 2),
+        "noop_ceiling_cpu_s": round(noop_cpu, 3), "unchanged_cpu_s": round(again.cpu_s, 3), "first_cpu_s": round(first.cpu_s, 3),
+        "unchanged_over_noop_cpu": round(again.cpu_s / max(noop_cpu, 1e-9), 2),
+        "first_over_slowest_ceiling": round(first.wall_s / max(slowest, 1e-9), 2),
+        "first_over_sum_of_ceilings": round(first.wall_s / max(stage_ceiling, 1e-9), 2),
+        "first_cpu_over_sum_of_ceiling_cpu": round(first.cpu_s / max(stage_ceiling_cpu, 1e-9), 2),
+    }
+    drop_prefix(url, prefix)
+    shutil.rmtree(copy, ignore_errors=True)
+
+
+def cli_startup() -> list[dict]:
+    """Import and start-up of the CLI: `python -c 'import ingest.cli'` and `ingest --version`."""
+    rows = []
+    for label, argv in (("python -c pass", [python(), "-c", "pass"]),
+                        ("import ingest.cli", [python(), "-c", "import ingest.cli"]),
+                        ("ingest --version", [str(INGEST), "--version"])):
+        runs = [run_child(argv)[0] for _ in range(5)]
+        best = min(runs, key=lambda m: m.wall_s)
+        med = statistics.median(m.wall_s for m in runs)
+        rows.append(row("cli", label, Measured(med, best.cpu_s, best.peak_rss_mib), note=f"median of 5, min {best.wall_s:.3f} s"))
+    # the heaviest imports (self time) of the CLI module
+    out = run_child([python(), "-X", "importtime", "-c", "import ingest.cli"])[1]
+    costs = []
+    for line in out.splitlines():
+        m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|\s+(.*)", line)
+        if m:
+            costs.append((int(m.group(2)), m.group(3).strip()))
+    top = sorted(costs, reverse=True)[:6]
+    rows.append(row("cli", "heaviest imports (cumulative)", Measured(0, 0, 0),
+                    note=", ".join(f"{n} {us / 1e3:.0f} ms" for us, n in top)))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sample", type=int, default=0, metavar="N", help="the sample corpus replicated N times (0: not benched)")
+    parser.add_argument("--sample-corpus", type=Path, default=ROOT / "corpus")
+    parser.add_argument("--real", default="", help="comma list of /work/realcorpus names, or 'all'")
+    parser.add_argument("--corpus", type=Path, action="append", default=[], help="any corpus folder (repeatable)")
+    parser.add_argument("--store", default="sqlite", help="http://host:9200 for Elasticsearch, or 'sqlite' (a temp file; default)")
+    parser.add_argument("--no-startup", action="store_true", help="skip the CLI import/start-up measurement")
+    parser.add_argument("--json", action="store_true", help="print the rows and the summary as JSON")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="ingest-bench-"))
+    url_template = f"sqlite:///{{work}}/{{name}}.sqlite" if args.store == "sqlite" else args.store
+    corpora: list[tuple[str, Path]] = []
+    if args.sample:
+        dest = work / f"sample-x{args.sample}"
+        t = time.perf_counter()
+        replicate(args.sample_corpus, dest, args.sample)
+        print(f"replicated the sample corpus x{args.sample} in {time.perf_counter() - t:.1f} s -> {dest}", file=sys.stderr)
+        corpora.append((f"sample x{args.sample}", dest))
+    names = REAL_NAMES if args.real == "all" else [n for n in args.real.split(",") if n]
+    for n in names:
+        corpora.append((n, REAL / n))
+    corpora += [(p.name, p) for p in args.corpus]
+    if not corpora:
+        parser.error("nothing to bench: give --sample N, --real NAMES|all or --corpus PATH")
+
+    rows: list[dict] = [] if args.no_startup else cli_startup()
+    summary: dict = {"store": args.store, "cpus": os.cpu_count()}
+    try:
+        for name, root in corpora:
+            try:
+                bench_corpus(name, root, url_template, work, summary, rows)
+            except Exception as exc:  # noqa: BLE001 - report it, keep the other corpora's figures
+                print(f"{name}: the bench stopped: {exc}"[:2000], file=sys.stderr)
+                summary.setdefault("failed", {})[name] = str(exc)[:500]
+            print_table([r for r in rows if r["corpus"] == name], file=sys.stderr)  # partial results as they come
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        json.dump({"rows": rows, "summary": summary}, sys.stdout, indent=1)
+        print()
+    else:
+        print()
+        print_table(rows)
+        print("\nsummary:", json.dumps(summary, indent=1))
 
 
 if __name__ == "__main__":
