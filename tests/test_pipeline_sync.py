@@ -394,7 +394,7 @@ def test_write_batch_size_is_an_argument_and_a_bad_environment_value_is_a_usage_
         env={**os.environ, "INGEST_WRITE_BATCH_CHUNKS": "abc"},
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "INGEST_WRITE_BATCH_CHUNKS must be a whole number" in json.loads(done.stdout)["error"]
+    assert "INGEST_WRITE_BATCH_CHUNKS='abc' is not a whole number" in json.loads(done.stdout)["error"]
 
 
 def test_no_crash_hook_in_the_product():

@@ -113,7 +113,7 @@ def test_the_writer_runs_searches_and_verifies_within_its_prefix(es_secure, corp
     assert json.loads(again.stdout)["documents"]["unchanged"] == 6
     full = ingest_as(WRITER, es_secure, "run", str(corpus), *store, "--full", "--json")
     assert full.returncode == 0, full.stdout + full.stderr  # new indices, one alias swap, old ones dropped
-    staff = ingest_as(WRITER, es_secure, "search", "the", *store, "--role", "staff", "--top", "50", "--json")
+    staff = ingest_as(WRITER, es_secure, "search", "section", *store, "--role", "staff", "--top", "50", "--json")
     assert staff.returncode == 0, staff.stdout + staff.stderr
     assert {hit["access"] for hit in json.loads(staff.stdout)["hits"]} == {"public", "partner", "staff"}
     for command in (("stats",), ("verify", str(corpus))):
@@ -199,10 +199,10 @@ def test_ingest_run_with_the_reader_key_is_refused_and_writes_nothing(es_secure,
 
 def test_ingest_search_with_the_reader_key_answers_its_role_only(es_secure, built):
     store = ("--store", es_secure.url, "--index-prefix", PREFIX)
-    public = ingest_as(READER, es_secure, "search", "the", *store, "--role", "public", "--top", "50", "--json")
+    public = ingest_as(READER, es_secure, "search", "section", *store, "--role", "public", "--top", "50", "--json")
     assert public.returncode == 0, public.stdout + public.stderr
     hits = json.loads(public.stdout)["hits"]
     assert hits and {hit["chunk_id"] for hit in hits} <= built["public"]
-    staff = ingest_as(READER, es_secure, "search", "the", *store, "--role", "staff", "--json")
+    staff = ingest_as(READER, es_secure, "search", "section", *store, "--role", "staff", "--json")
     assert staff.returncode == 3, staff.stdout + staff.stderr
     assert "403" in json.loads(staff.stdout)["error"]
