@@ -136,6 +136,9 @@ _TAG_NAME = re.compile(r"<([a-z][a-z0-9-]*)")
 Element = lxml.etree._Element
 
 
+_RESOURCE_LIMIT = getattr(lxml.etree.ErrorTypes, "ERR_RESOURCE_LIMIT", -1)
+
+
 def _text_of(node: Element) -> str:
     """All text in a subtree (comments aside), as one string, joined in C."""
     return lxml.etree.tostring(node, method="text", encoding=str, with_tail=False)
@@ -176,7 +179,8 @@ def _tree(text: str, refuse_deep: bool = True) -> Element | None:
     except lxml.etree.ParserError:
         return None  # "Document is empty"
     for error in parser.error_log if refuse_deep else ():
-        if error.type == lxml.etree.ErrorTypes.ERR_RESOURCE_LIMIT:
+        # libxml2 names the limit ERR_RESOURCE_LIMIT from 2.11 on (lxml >= 5.1); older ones only say so.
+        if error.type == _RESOURCE_LIMIT or "excessive depth" in error.message.lower():
             raise UnreadableFile("nested too deeply to parse")
     return tree
 
@@ -589,7 +593,16 @@ class _Walker:
         """One element's blocks, or its share of the loose text (not its tail)."""
         page, loose = self.page, self.loose
         name = child.tag
-        if name.__class__ is not str or name in DROPPED or child in page.hidden or name in CLASS_CHECKED and self.furniture and self.is_furniture(child, name, in_content) or name in PAGE_CHROME and not in_content:
+        if (
+            name.__class__ is not str
+            or name in DROPPED
+            or child in page.hidden
+            or name in CLASS_CHECKED
+            and self.furniture
+            and self.is_furniture(child, name, in_content)
+            or name in PAGE_CHROME
+            and not in_content
+        ):
             pass
         elif name in HEADINGS:
             self.add("heading", page.inline_text(child), HEADINGS[name])
