@@ -207,6 +207,17 @@ def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> 
     )
 
 
+def chunking_with(
+    base: ChunkSettings, chunker: str | None, size: int | None, overlap: int | None, origin: str
+) -> ChunkSettings:
+    """The chunking of a run: arguments (flags) over the corpus's ingest.toml, checked."""
+    chunking = ChunkSettings(
+        chunker or base.chunker, base.size if size is None else size, base.overlap if overlap is None else overlap
+    )
+    check_chunking(chunking, origin)
+    return chunking
+
+
 def check_chunking(chunking: ChunkSettings, origin: str = "options") -> None:
     if chunking.chunker not in CHUNKERS:
         raise SettingsError(f"{origin}: unknown chunker {chunking.chunker!r}; choose one of {', '.join(CHUNKERS)}")
