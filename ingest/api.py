@@ -1,5 +1,6 @@
-"""The Python API other services use (exported from ``ingest``): open a store, search it as a
-role on a date, run a corpus into it. The CLI is a shell over exactly these functions.
+"""The Python API other services use (exported from ``ingest``): owns role → labels resolution and
+the public surface to open a store, search it as a role on a date, and run a corpus into it. Like
+the CLI, it is an edge: configuration is resolved here (ingest.config) and passed down.
 
     import ingest
 
@@ -16,13 +17,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any
 
-from ingest.config import ConnectionConfig, resolve
+from ingest.config import ConnectionConfig, load, resolve
 from ingest.model import Chunk, Hit
-from ingest.settings import Settings
+from ingest.settings import Settings, chunking_with
 
-AsOf = Union[date, str, None]
+if TYPE_CHECKING:
+    from ingest.pipeline import RunResult
+    from ingest.store.base import Store
+
+AsOf = date | str | None
 TODAY = "today"
 
 
@@ -48,18 +53,18 @@ def check_query(query: str) -> None:
         )
 
 
-def roles_of(store) -> dict[str, tuple[str, ...]]:
+def roles_of(store: Store) -> dict[str, tuple[str, ...]]:
     """role -> access labels: what the index was built with, else the default roles."""
     from ingest.pipeline import roles_from_meta
 
     return roles_from_meta(store.get_meta(), Settings())
 
 
-def labels_for_role(store, role: str) -> tuple[str, ...]:
+def labels_for_role(store: Store, role: str) -> tuple[str, ...]:
     """The access labels ``role`` may read in this store; UnknownRole names the known roles."""
-    meta = store.get_meta()
     from ingest.pipeline import roles_from_meta
 
+    meta = store.get_meta()
     roles = roles_from_meta(meta, Settings())
     if role not in roles:
         known = f"{'roles in this index' if 'roles' in meta else 'default roles'}: {', '.join(sorted(roles))}"
@@ -86,7 +91,7 @@ def as_of_date(value: AsOf) -> date | None:
 class Index:
     """An open store with role-aware reads. Use as a context manager, or call :meth:`close`."""
 
-    def __init__(self, store, config: ConnectionConfig | None = None):
+    def __init__(self, store: Store, config: ConnectionConfig | None = None) -> None:
         self.store = store  # the underlying ingest.store.base.Store
         self.config = config
         self._labels: dict[str, tuple[str, ...]] = {}
@@ -108,7 +113,7 @@ class Index:
         check_query(query)
         day = as_of_date(as_of)
         labels = self.labels_for(role)
-        hits = self.store.search(query, labels, day, top=top, doc_id=doc_id, role=role)
+        hits: list[Hit] = self.store.search(query, labels, day, top=top, doc_id=doc_id, role=role)
         if not hits:
             from ingest.store import require_ingest_index
 
@@ -116,13 +121,16 @@ class Index:
         return hits
 
     def chunks(self, doc_id: str, version: str | None = None) -> list[Chunk]:
-        return self.store.document_chunks(doc_id, version)
+        found: list[Chunk] = self.store.document_chunks(doc_id, version)
+        return found
 
     def chunk(self, chunk_id: str) -> Chunk:
-        return self.store.get_chunk(chunk_id)
+        found: Chunk = self.store.get_chunk(chunk_id)
+        return found
 
     def stats(self) -> dict[str, Any]:
-        return self.store.counts()
+        counts: dict[str, Any] = self.store.counts()
+        return counts
 
     def close(self) -> None:
         self.store.close()
@@ -182,31 +190,26 @@ def run(
     accept_edits: bool = False,
     wait_s: float = 0.0,
     allow_empty: bool = False,
-):
+    workers: int | None = None,
+    write_batch_chunks: int | None = None,
+) -> RunResult:
     """Validate, chunk and write ``corpus`` into ``store`` (an :class:`Index`, a URL, or None for
-    the environment's store); returns the RunResult (``.ok``, ``.to_json()``, same as ``ingest run --json``)."""
+    the environment's store); returns the RunResult (``.ok``, ``.to_json()``, same as ``ingest run --json``).
+    ``workers`` / ``write_batch_chunks`` (None: INGEST_WORKERS / INGEST_WRITE_BATCH_CHUNKS, else the defaults)."""
     from ingest import pipeline
-    from ingest.settings import ChunkSettings, check_chunking, load_settings
+    from ingest.settings import load_settings
+    from ingest.store import open_store as _open
 
     corpus = Path(corpus)
     settings = load_settings(corpus)
-    base = settings.chunking
-    chunking = ChunkSettings(
-        chunker or base.chunker, base.size if size is None else size, base.overlap if overlap is None else overlap
-    )
-    check_chunking(chunking, "arguments")
-    # The store is opened with this corpus's settings (its labels and roles shape the layout).
-    from ingest.store import open_store as _open
-
-    config = (
-        store.config
-        if isinstance(store, Index) and store.config
-        else resolve(store if isinstance(store, str) else None)
-    )
+    chunking = chunking_with(settings.chunking, chunker, size, overlap, "arguments")
     if isinstance(store, Index) and store.config is None:
-        target, owned = store.store, False
+        target, owned, connection = store.store, False, None
     else:
-        target, owned = _open(config, settings=settings), True
+        # The store is opened with this corpus's settings (its labels and roles shape the layout).
+        connection = store.config if isinstance(store, Index) else resolve(store)
+        target, owned = _open(connection, settings=settings), True
+    config = load(connection, workers=workers, write_batch_chunks=write_batch_chunks)
     try:
         return pipeline.run(
             corpus,
@@ -218,6 +221,7 @@ def run(
             accept_edits=accept_edits,
             lock_wait_s=wait_s,
             allow_empty=allow_empty,
+            **config.tuning_for(pipeline.run),
         )
     finally:
         if owned:

@@ -381,15 +381,6 @@ def _store_config(flags: StoreFlags, as_json: bool) -> tuple[Config, ConnectionC
     return config, config.connection
 
 
-def _tuning(func: Callable[..., Any], config: Config) -> dict[str, Any]:
-    """The tuning keywords (workers, write_batch_chunks) that ``func`` takes, from the configuration.
-
-    Merge bridge: a callee that does not take one yet keeps its own default for it."""
-    values = {"workers": config.workers, "write_batch_chunks": config.write_batch_chunks}
-    accepted = inspect.signature(func).parameters
-    return {name: value for name, value in values.items() if name in accepted and value is not None}
-
-
 def _open_store(config: Config, settings: Settings | None = None, *, create: bool = True) -> Store:
     """``create=False`` for commands that only read: a mistyped SQLite path is an error, not a new empty index."""
     from ingest.store import open_store
@@ -540,12 +531,6 @@ def _write_junit(path: Path | None, *suites: Suite) -> None:
         ) from None
 
 
-def _scan_kwargs(config: Config) -> dict[str, Any]:
-    from ingest.corpus import scan_corpus
-
-    return _tuning(scan_corpus, config)
-
-
 @app.command(epilog=CORPUS_ENV)
 def validate(
     corpus: Path = typer.Argument(
@@ -567,7 +552,7 @@ def validate(
         started = time.perf_counter()
         with progress_bar(not as_json and not quiet, "validating") as bar:
             on_file = bar.ticker("reading", _file_total(corpus) if bar else None)
-            scan = scan_corpus(corpus, settings, on_file=on_file, **_scan_kwargs(config))
+            scan = scan_corpus(corpus, settings, on_file=on_file, **config.tuning_for(scan_corpus))
         _write_junit(
             junit_file,
             junit.documents_suite("validate", [(d.source, d.meta.key) for d in scan.documents], scan.problems),
@@ -748,7 +733,7 @@ def _execute(
             allow_empty=options.allow_empty,
             on_file=bar.advancer(scan_task),
             progress=on_progress,
-            **_tuning(pipeline.run, config),
+            **config.tuning_for(pipeline.run),
         )
     finally:
         bar.remove(scan_task)
@@ -1008,7 +993,9 @@ def verify(
         try:
             with progress_bar(not as_json and not quiet, "verifying") as bar:
                 on_file = bar.ticker("re-reading", _file_total(corpus) if bar else None)
-                result = pipeline.verify(corpus, target, settings, on_file=on_file, **_tuning(pipeline.verify, config))
+                result = pipeline.verify(
+                    corpus, target, settings, on_file=on_file, **config.tuning_for(pipeline.verify)
+                )
         finally:
             target.close()
         data = result.to_json()

@@ -1,4 +1,4 @@
-"""Reading and validating document metadata (SPEC "Metadata").
+"""Reading and validating document metadata (SPEC "Metadata"): owns the field rules and inventory.yaml.
 
 Pure functions over values: the raw fields a parser found in a file, the entry of
 ``inventory.yaml`` for that file and the corpus settings go in; validated
@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import reprlib
 from collections import defaultdict
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
@@ -81,9 +81,7 @@ def _is_missing(value: Any) -> bool:
         return True
     if isinstance(value, str) and not value.strip():
         return True
-    if isinstance(value, (list, tuple)) and not value:
-        return True
-    return False
+    return isinstance(value, (list, tuple)) and not value
 
 
 def _as_text(value: Any) -> str | None:
@@ -261,26 +259,10 @@ def resolve_metadata(
     return meta, [], defaulted
 
 
-def _expanded_count(value: Any, limit: int) -> int:
-    """Values a nested list/dict expands to (shared ones counted each time), stopping past limit."""
-    counts: dict[int, int] = {}
-
-    def count(item: Any) -> int:
-        if not isinstance(item, (list, tuple, dict)):
-            return 1
-        if id(item) in counts:
-            return counts[id(item)]
-        counts[id(item)] = limit + 1  # a cycle counts as too big
-        children = [part for pair in item.items() for part in pair] if isinstance(item, dict) else item
-        total = 1
-        for child in children:
-            total += count(child)
-            if total > limit:
-                break
-        counts[id(item)] = min(total, limit + 1)
-        return counts[id(item)]
-
-    return count(value)
+def _value_children(value: Any) -> Sequence[Any]:
+    if isinstance(value, dict):
+        return [part for pair in value.items() for part in pair]
+    return value if isinstance(value, (list, tuple)) else ()
 
 
 def _bombs(fields: Mapping[str, Any]) -> list[str]:
@@ -290,7 +272,11 @@ def _bombs(fields: Mapping[str, Any]) -> list[str]:
     a field that expands past MAX_FIELD_VALUES is reported and never looked at again.
     """
     return sorted(
-        (name for name, value in fields.items() if _expanded_count(value, MAX_FIELD_VALUES) > MAX_FIELD_VALUES),
+        (
+            name
+            for name, value in fields.items()
+            if safe_yaml.expanded_size(value, _value_children, MAX_FIELD_VALUES) > MAX_FIELD_VALUES
+        ),
         key=str,
     )
 
@@ -411,7 +397,7 @@ def cross_document_problems(
 # inventory.yaml
 
 
-def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict], list[str]]:
+def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Parse ``inventory.yaml``: path relative to ``documents/`` -> fields.
 
     Read with PyYAML's safe loader. Malformed entries are left out and reported; the
@@ -427,7 +413,7 @@ def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict],
         return {}, []
     if not isinstance(data, Mapping):
         return {}, [f"{origin}: not a mapping of file paths to fields: {show(data)}"]
-    entries: dict[str, dict] = {}
+    entries: dict[str, dict[str, Any]] = {}
     problems: list[str] = []
     for key in sorted(data, key=str):
         fields = data[key]
