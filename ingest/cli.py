@@ -1,57 +1,84 @@
 """The `ingest` command line: a thin shell over the library (parse, corpus, pipeline, stores).
 
-Owns the commands, their options, printing and exit codes: 0 all fine · 1 some documents rejected
-or a check failed (the rest done) · 2 usage or configuration error · 3 store unreachable or
-refused · 4 internal error (a bug: one line; the traceback with --debug or INGEST_DEBUG=1).
-With --json, stdout carries exactly one JSON object; messages go to stderr.
-Configuration (flags > environment > ingest.toml > defaults) is resolved once by ingest.config
-and passed down as arguments; nothing below reads the environment.
+Owns the commands and their exit codes: 0 all fine · 1 some documents rejected or a check failed
+(the rest done) · 2 usage or configuration error · 3 store unreachable or refused · 4 internal
+error (a bug: one line; the traceback with --debug or INGEST_DEBUG=1). With --json, stdout carries
+exactly one JSON object; messages go to stderr. Options and configuration: ingest.cli_options
+(flags > environment > ingest.toml > defaults, resolved once, passed down as arguments);
+printing: ingest.cli_output.
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
 import json
-import re
 import sys
 import time
 import traceback
-import unicodedata
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import TaskID
 
-from ingest import __version__
-from ingest import config as configuration
-from ingest.config import Config, ConfigError, ConnectionConfig, debug_enabled
-from ingest.model import MIN_PREFIX, Chunk, DocumentProblems, UnreadableFile
-from ingest.settings import Settings, SettingsError, chunking_with, load_settings
+from ingest import __version__, junit
+from ingest.cli_options import (
+    CORPUS_ENV,
+    FAILED,
+    INTERNAL,
+    NO_FLAGS,
+    RUN_ENV,
+    STORE_ENV,
+    USAGE,
+    CommandError,
+    JsonOpt,
+    JunitOpt,
+    QuietOpt,
+    StoreFlags,
+    VerboseOpt,
+    command_config,
+    corpus_dir,
+    day_of,
+    file_total,
+    handled,
+    open_store,
+    set_debug,
+    store_config,
+    store_options,
+    write_junit,
+)
+from ingest.cli_output import (
+    HIT_KEYS,
+    Bar,
+    blocks_json,
+    chunk_line,
+    emit_json,
+    err,
+    out,
+    print_chunk,
+    print_eval,
+    print_hits,
+    print_leaks_and_gate,
+    print_parsed,
+    print_run,
+    print_scan,
+    print_stats,
+    print_verify,
+    printable,
+    progress_bar,
+    safe,
+)
+from ingest.config import Config, debug_enabled
+from ingest.model import MIN_PREFIX, UnreadableFile
+from ingest.settings import Settings, chunking_with, load_settings
 
 if TYPE_CHECKING:
     from ingest.api import Index
-    from ingest.corpus import CorpusScan
-    from ingest.evaluate import EvalResult, Question
-    from ingest.junit import Suite
-    from ingest.model import Hit, ParsedDocument
-    from ingest.pipeline import RunResult, VerifyResult
+    from ingest.evaluate import Question
+    from ingest.model import Hit
+    from ingest.pipeline import RunResult
     from ingest.store.base import Store
 
 app = typer.Typer(
@@ -65,344 +92,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
 )
-# emoji=False: ":x:" in a document must print as ":x:", never as an emoji (citations quote exactly).
-# soft_wrap: a pipe or a CI log gets whole lines, never text hard-wrapped at 80 columns.
-out = Console(highlight=False, soft_wrap=True, emoji=False)
-err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
-
-OK, FAILED, USAGE, UNREACHABLE, INTERNAL = 0, 1, 2, 3, 4
-_debug = False  # --debug or INGEST_DEBUG=1, set once per invocation by the root callback
-
-STORE_ENV = (
-    "Store: --store > INGEST_STORE > ELASTIC_CLOUD_ID > ELASTICSEARCH_URL > sqlite:///.ingest/index.sqlite. "
-    "Environment: INGEST_STORE, ELASTIC_CLOUD_ID, ELASTICSEARCH_URL, INGEST_INDEX_PREFIX, ES_API_KEY "
-    "(or ELASTIC_API_KEY), ES_USERNAME/ES_PASSWORD, ES_CA_CERTS, ES_SSL_ASSERT_FINGERPRINT, INGEST_ES_ANALYZER, "
-    "INGEST_TIMEOUT, INGEST_DEBUG."
-)
-CORPUS_ENV = "Environment: INGEST_WORKERS (parser processes), INGEST_DEBUG."
-RUN_ENV = "Also: INGEST_WORKERS, INGEST_WRITE_BATCH_CHUNKS (chunks per write batch)."
-
-JsonOpt = typer.Option(False, "--json", help="One JSON object on stdout, nothing else.")
-QuietOpt = typer.Option(False, "--quiet", "-q", help="Counts only.")
-VerboseOpt = typer.Option(False, "--verbose", "-v", help="Every document on its own line, and timings.")
-JunitOpt = typer.Option(
-    None, "--junit", help="Also write a JUnit XML report to this file.", show_default=False, dir_okay=False
-)
-
-PLAN_LINES = 50  # more planned changes than this: a summary, unless --verbose
-
-
-@dataclass(frozen=True)
-class StoreFlags:
-    """The connection options of a store command, as typed (resolved by :func:`_config`)."""
-
-    store: str | None = None
-    index_prefix: str | None = None
-    cloud_id: str | None = None
-    ca_certs: str | None = None
-    fingerprint: str | None = None
-    no_verify_certs: bool = False
-    timeout: float | None = None
-
-
-# Declared once, added to every store command by @store_options: (type, typer option).
-STORE_OPTIONS: dict[str, tuple[Any, Any]] = {
-    "store": (
-        str | None,
-        typer.Option(
-            None,
-            "--store",
-            help="sqlite:///PATH or http(s)://host:9200 "
-            "(env INGEST_STORE, ELASTICSEARCH_URL; default sqlite:///.ingest/index.sqlite).",
-            show_default=False,
-        ),
-    ),
-    "index_prefix": (
-        str | None,
-        typer.Option(
-            None,
-            "--index-prefix",
-            help="Elasticsearch index prefix (env INGEST_INDEX_PREFIX; default ingest).",
-            show_default=False,
-        ),
-    ),
-    "cloud_id": (
-        str | None,
-        typer.Option(
-            None, "--cloud-id", help="Elastic Cloud deployment ID (env ELASTIC_CLOUD_ID).", show_default=False
-        ),
-    ),
-    "ca_certs": (
-        str | None,
-        typer.Option(
-            None, "--ca-certs", help="CA certificate (PEM) of the cluster (env ES_CA_CERTS).", show_default=False
-        ),
-    ),
-    "fingerprint": (
-        str | None,
-        typer.Option(
-            None,
-            "--ssl-assert-fingerprint",
-            help="Accept only the certificate with this SHA-256 fingerprint (env ES_SSL_ASSERT_FINGERPRINT).",
-            show_default=False,
-        ),
-    ),
-    "no_verify_certs": (
-        bool,
-        typer.Option(
-            False, "--no-verify-certs", help="Do NOT check the cluster's TLS certificate (insecure; prints a warning)."
-        ),
-    ),
-    "timeout": (
-        float | None,
-        typer.Option(
-            None,
-            "--timeout",
-            help="Seconds before a store that stops answering is given up (env INGEST_TIMEOUT).",
-            show_default=False,
-        ),
-    ),
-}
-
-
-def store_options(command: Callable[..., None]) -> Callable[..., None]:
-    """Give ``command`` (which takes ``flags: StoreFlags``) the connection options, written once
-    here instead of in every command: typer reads the signature this sets."""
-    signature = inspect.signature(command, eval_str=True)
-    params = [p for p in signature.parameters.values() if p.name != "flags"]
-    json_at = next((n for n, p in enumerate(params) if p.name in ("quiet", "as_json")), len(params))
-    added = [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind)
-        for name, (kind, option) in STORE_OPTIONS.items()
-    ]
-    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params]
-    params[json_at:json_at] = added
-
-    @functools.wraps(command)
-    def wrapper(**kwargs: Any) -> None:
-        flags = StoreFlags(**{name: kwargs.pop(name) for name in STORE_OPTIONS})
-        command(flags=flags, **kwargs)
-
-    wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in params}
-    return wrapper
-
-
-class CommandError(Exception):
-    def __init__(self, code: int, message: str):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-def emit_json(data: Any) -> None:
-    text = json.dumps(data, ensure_ascii=False, default=_json_default)
-    # A file name that is not UTF-8 reaches us with lone surrogates (surrogateescape): written as
-    # \udcXX escapes, the JSON stays valid and json.loads + os.fsencode give back the exact bytes.
-    text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    sys.stdout.write(text + "\n")
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, (set, tuple)):
-        return list(value)
-    return str(value)
-
-
-def _error_code(exc: Exception, connection: ConnectionConfig | None) -> tuple[int, str]:
-    """The SPEC's exit code and one line for a library exception; anything else is a bug (exit 4)."""
-    from ingest.api import QueryTooLarge, UnknownRole
-    from ingest.corpus import CorpusError
-    from ingest.evaluate import QuestionsError
-    from ingest.store.base import (
-        AmbiguousPrefix,
-        ChunkNotFound,
-        StoreConfigError,
-        StoreError,
-        StoreLocked,
-        StoreUnavailable,
-    )
-
-    usage = (SettingsError, QuestionsError, CorpusError, StoreConfigError, StoreLocked, AmbiguousPrefix)
-    if isinstance(exc, CommandError):
-        return exc.code, exc.message
-    if isinstance(exc, StoreUnavailable):
-        return UNREACHABLE, _cause(exc, connection) or str(exc)
-    if isinstance(exc, (*usage, ConfigError, UnknownRole, QueryTooLarge)):
-        return USAGE, str(exc)
-    if isinstance(exc, ChunkNotFound):
-        return FAILED, str(exc)
-    if isinstance(exc, StoreError):
-        return UNREACHABLE, _cause(exc, connection) or str(exc)
-    if _debug:
-        traceback.print_exc(file=sys.stderr)
-    hint = "" if _debug else "; rerun with --debug (or INGEST_DEBUG=1) for the traceback and report it"
-    return INTERNAL, f"internal error (a bug in ingest {__version__}): {type(exc).__name__}: {exc}{hint}"
-
-
-@contextmanager
-def handled(as_json: bool, connection: ConnectionConfig | None = None) -> Iterator[None]:
-    """Turn the library's exceptions into one clear line and the SPEC's exit code; anything
-    unexpected is an internal error (exit 4), with its traceback only under --debug."""
-    try:
-        yield
-    except (typer.Exit, typer.Abort, KeyboardInterrupt):
-        raise
-    except Exception as exc:  # noqa: BLE001 - sorted by _error_code; a bug is one line, never a wall in CI
-        code, message = _error_code(exc, connection)
-        if as_json:
-            emit_json({"error": message, "exit_code": code})
-        err.print(f"[red]error:[/red] {safe(message)}")
-        raise typer.Exit(code) from None
-
-
-def _cause(exc: BaseException, connection: ConnectionConfig | None) -> str | None:
-    """The real cause of a failed connection (TLS, 401, 403), dug out of the client's exception chain."""
-    from ingest.store.base import StoreError
-
-    original = exc.__cause__ or exc.__context__
-    if original is None or isinstance(original, StoreError) and original is exc:
-        return None
-    try:
-        from ingest.store.es_connection import explain
-    except ImportError:  # pragma: no cover - elasticsearch not installed
-        return None
-    where = f"Elasticsearch at {connection.display}" if connection else "Elasticsearch"
-    found: str | None = explain(original, connection, where)
-    if found and "not allowed (403)" in found and "not allowed (403)" in str(exc):
-        return str(exc)  # the store's own 403 line already names the index and privilege
-    return found
-
-
-_CONTROL = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
-
-
-def printable(text: str, keep_newlines: bool = False) -> str:
-    """Control and format characters as repr-style escapes: a file name cannot move the cursor,
-    recolour the terminal or forge a report line. JSON output keeps the exact text."""
-    if all(unicodedata.category(ch) not in _CONTROL or (keep_newlines and ch in "\n\t") for ch in text):
-        return text
-    return "".join(
-        ch if unicodedata.category(ch) not in _CONTROL or (keep_newlines and ch in "\n\t") else repr(ch)[1:-1]
-        for ch in text
-    )
-
-
-def safe(text: object, keep_newlines: bool = False) -> str:
-    """Escaped for the terminal and for rich markup."""
-    return escape(printable(str(text), keep_newlines))
-
-
-class Bar:
-    """A rich progress bar with a total and an ETA on a terminal; does nothing in --json mode or when piped."""
-
-    def __init__(self, progress: Progress | None) -> None:
-        self.progress = progress
-
-    def __bool__(self) -> bool:
-        return self.progress is not None
-
-    def task(self, label: str, total: int | None) -> TaskID | None:
-        return self.progress.add_task(label, total=total) if self.progress else None
-
-    def advancer(self, task: TaskID | None) -> Callable[[str], None] | None:
-        """``on_file`` for the library: advances ``task`` by one per file read."""
-        progress = self.progress
-        if progress is None or task is None:
-            return None
-        return lambda _source: progress.advance(task)
-
-    def ticker(self, label: str, total: int | None) -> Callable[[str], None] | None:
-        return self.advancer(self.task(label, total))
-
-    def remove(self, task: TaskID | None) -> None:
-        if self.progress is not None and task is not None:
-            self.progress.remove_task(task)
-
-
-@contextmanager
-def progress_bar(enabled: bool, label: str) -> Iterator[Bar]:
-    if not enabled or not err.is_terminal:
-        yield Bar(None)
-        return
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-    ) as progress:
-        yield Bar(progress)
-
-
-def _file_total(corpus: Path) -> int | None:
-    """How many files the reading phase will see (for the bar's total and ETA)."""
-    from ingest.corpus import discover
-
-    try:
-        return len(discover(corpus))
-    except Exception:  # noqa: BLE001 - the scan itself reports what cannot be read
-        return None
-
-
-def _config(flags: StoreFlags | None = None) -> Config:
-    """The configuration of this invocation: flags > environment > defaults (ingest.config)."""
-    connection = None
-    if flags is not None:
-        connection = configuration.resolve(
-            flags.store,
-            index_prefix=flags.index_prefix,
-            cloud_id=flags.cloud_id,
-            ca_certs=flags.ca_certs,
-            ssl_assert_fingerprint=flags.fingerprint,
-            verify_certs=not flags.no_verify_certs,
-            timeout=flags.timeout,
-        )
-    return configuration.load(connection, debug=_debug)
-
-
-def _store_config(flags: StoreFlags, as_json: bool) -> tuple[Config, ConnectionConfig]:
-    """The configuration of a store command, its store announced on stderr (a bad value: exit 2)."""
-    with handled(as_json):
-        config = _config(flags)
-    assert config.connection is not None
-    for warning in config.connection.warnings:
-        err.print(f"[yellow]warning:[/yellow] {safe(warning)}")
-    if not as_json:
-        err.print(safe(config.connection.describe()), style="dim")
-    return config, config.connection
-
-
-def _open_store(config: Config, settings: Settings | None = None, *, create: bool = True) -> Store:
-    """``create=False`` for commands that only read: a mistyped SQLite path is an error, not a new empty index."""
-    from ingest.store import open_store
-
-    return open_store(config.connection, settings=settings, create=create)
-
-
-def _corpus_dir(corpus: Path) -> Path:
-    if not corpus.is_dir():
-        raise CommandError(USAGE, f"{printable(str(corpus))}: not a folder (expected CORPUS/documents/…)")
-    if not (corpus / "documents").is_dir():
-        raise CommandError(USAGE, f"{printable(str(corpus))}: has no documents/ folder (see the README: corpus layout)")
-    return corpus
-
-
-def _as_of(value: str | None) -> date | None:
-    from ingest.pipeline import parse_as_of
-
-    try:
-        return parse_as_of(value)
-    except ValueError:
-        raise CommandError(USAGE, f"--as-of {value!r} is not a YYYY-MM-DD date (or 'any')") from None
 
 
 def _version_callback(value: bool) -> None:
@@ -412,8 +101,7 @@ def _version_callback(value: bool) -> None:
 
 
 def _debug_callback(value: bool) -> None:
-    global _debug
-    _debug = value or debug_enabled()
+    set_debug(value or debug_enabled())
 
 
 @app.callback()
@@ -430,9 +118,6 @@ def root(
     ),
 ) -> None:
     """ingest: every answer traceable to its passage, version and page."""
-
-
-# --- parse -------------------------------------------------------------------
 
 
 @app.command()
@@ -455,7 +140,7 @@ def parse(
             doc = parse_file(file)
         except UnreadableFile as exc:
             raise CommandError(FAILED, f"{file}: unreadable file: {exc}") from None
-        blocks = _blocks_json(doc)
+        blocks = blocks_json(doc)
         if as_json:
             emit_json(
                 {
@@ -468,67 +153,7 @@ def parse(
                 }
             )
             return
-        _print_parsed(file, doc, blocks, show_text)
-
-
-def _blocks_json(doc: ParsedDocument) -> list[dict[str, Any]]:
-    return [
-        {
-            "kind": b.kind,
-            "level": b.level,
-            "section": b.section,
-            "heading_path": list(b.heading_path),
-            "start": b.start,
-            "end": b.end,
-            "pages": list(b.pages),
-            "text": doc.text[b.start : b.end],
-        }
-        for b in doc.blocks
-    ]
-
-
-def _print_parsed(file: Path, doc: ParsedDocument, blocks: list[dict[str, Any]], show_text: bool) -> None:
-    out.print(f"[bold]{safe(file)}[/bold]  format {doc.format}, {len(doc.text)} characters, {len(blocks)} blocks")
-    out.print("[bold]metadata[/bold]")
-    for key, value in sorted(doc.metadata.items()):
-        out.print(f"  {key}: {escape(str(value))}")
-    out.print("[bold]blocks[/bold]")
-    for n, b in enumerate(blocks):
-        pages: list[int] = b["pages"]
-        span = (f" p{pages[0]}" + (f"-{pages[-1]}" if len(pages) > 1 else "")) if pages else ""
-        path = " › ".join(b["heading_path"])
-        text: str = b["text"]
-        first = text.splitlines()[0] if text else ""
-        out.print(
-            f"  {n:>3} {b['kind']:<9} {b['start']:>6}-{b['end']:<6}{span:<7} {escape(path)}"
-            f"  [dim]{escape(first[:60])}[/dim]"
-        )
-    if show_text:
-        out.print("[bold]text[/bold]")
-        out.print(escape(doc.text))
-
-
-# --- validate -----------------------------------------------------------------
-
-
-def _print_problems(problems: Iterable[DocumentProblems]) -> None:
-    for p in problems:
-        out.print(f"[red]✗ rejected[/red] {safe(p.source)}" + (f"  ({safe(p.doc_id)})" if p.doc_id else ""))
-        for line in p.problems:
-            out.print(f"    - {safe(line)}")
-
-
-def _write_junit(path: Path | None, *suites: Suite) -> None:
-    if path is None:
-        return
-    from ingest import junit
-
-    try:
-        junit.write(path, *suites)
-    except OSError as exc:
-        raise CommandError(
-            USAGE, f"--junit {printable(str(path))}: cannot write the report: {exc.strerror or exc}"
-        ) from None
+        print_parsed(file, doc, blocks, show_text)
 
 
 @app.command(epilog=CORPUS_ENV)
@@ -542,85 +167,28 @@ def validate(
     as_json: bool = JsonOpt,
 ) -> None:
     """Check every document's metadata and readability; list every problem; write nothing."""
-    from ingest import junit
     from ingest.corpus import scan_corpus
 
     with handled(as_json):
-        config = _config()
-        corpus = _corpus_dir(corpus)
+        config = command_config()
+        corpus = corpus_dir(corpus)
         settings = load_settings(corpus)
         started = time.perf_counter()
         with progress_bar(not as_json and not quiet, "validating") as bar:
-            on_file = bar.ticker("reading", _file_total(corpus) if bar else None)
+            on_file = bar.ticker("reading", file_total(corpus) if bar else None)
             scan = scan_corpus(corpus, settings, on_file=on_file, **config.tuning_for(scan_corpus))
-        _write_junit(
+        write_junit(
             junit_file,
             junit.documents_suite("validate", [(d.source, d.meta.key) for d in scan.documents], scan.problems),
         )
         if as_json:
             emit_json(scan.to_json())
         else:
-            _print_scan(scan, quiet, verbose)
+            print_scan(scan, quiet, verbose)
             if verbose:
                 out.print(f"({time.perf_counter() - started:.2f}s)")
         if not scan.ok:
             raise typer.Exit(FAILED)
-
-
-def _print_scan(scan: CorpusScan, quiet: bool, verbose: bool) -> None:
-    if not quiet:
-        _print_problems(scan.problems)
-    if verbose:
-        for d in scan.documents:
-            out.print(f"  [green]✓[/green] {safe(d.source)}  {safe(d.meta.key)}  {d.meta.access}")
-    formats = ", ".join(f"{n} {f}" for f, n in sorted(scan.formats.items()))
-    access = ", ".join(f"{n} {a}" for a, n in sorted(scan.access_counts().items()))
-    out.print(f"documents: {scan.seen} ({formats})")
-    out.print(f"valid: {len(scan.documents)}   rejected: {len(scan.rejected)}")
-    if not quiet:
-        out.print(f"access (valid): {access or '-'}")
-        if scan.defaulted_access:
-            out.print(f"access defaulted from ingest.toml: {scan.defaulted_access} document(s)")
-
-
-# --- run ------------------------------------------------------------------------
-
-
-def _run_suite(result: RunResult) -> Suite:
-    """One case per document the run saw: rejected ones and those with chunks the store refused fail."""
-    from ingest import junit
-
-    suite = junit.Suite("run")
-    refused: dict[str, list[str]] = {}
-    chunk_source = {c.chunk_id: doc.source for doc, chunks, _ in result.plan.to_write for c in chunks}
-    for e in result.errors:
-        refused.setdefault(chunk_source.get(e.id, "(unknown document)"), []).append(
-            f"chunk {e.id} refused by the store: {e.reason}"
-        )
-    for item in result.plan.items:
-        if item.action == "removed":
-            continue
-        reasons = refused.pop(item.source, [])
-        suite.add(item.source, f"ingest.run.{item.action}", reasons)
-    junit.add_problems(suite, result.plan.problems, "ingest.run.rejected")
-    for source, reasons in refused.items():
-        suite.add(source, "ingest.run.refused", reasons)
-    return suite
-
-
-def _print_plan(result: RunResult, dry_run: bool, verbose: bool) -> None:
-    items = [i for i in result.plan.items if verbose or dry_run or i.action != "unchanged"]
-    if dry_run:
-        out.print("[bold]plan[/bold] (dry run: nothing written)")
-    if len(items) > PLAN_LINES and not verbose:
-        counts = Counter(item.action for item in result.plan.items)
-        summary = ", ".join(f"{n} {action}" for action, n in sorted(counts.items()))
-        out.print(f"  plan: {summary}  ({len(items)} lines with --verbose or in --json)")
-        return
-    for item in items:
-        counts_text = f"+{item.write} −{item.delete}" if item.write or item.delete else ""
-        reason = f"  {safe(item.reason)}" if item.reason else ""
-        out.print(f"  {item.action:<9} {safe(item.key):<40} {counts_text:<10}{reason}")
 
 
 @dataclass(frozen=True)
@@ -659,22 +227,22 @@ def run(
         False, "--allow-empty", help="Allow an empty documents/ folder to remove every stored document."
     ),
     junit_file: Path | None = JunitOpt,
-    flags: StoreFlags = StoreFlags(),
+    flags: StoreFlags = NO_FLAGS,
     quiet: bool = QuietOpt,
     verbose: bool = VerboseOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Validate, chunk and write to the store: only what changed; what left the folder is deleted."""
     options = RunOptions(full, dry_run, strict, accept_edits, wait, allow_empty)
-    config, connection = _store_config(flags, as_json)
+    config, connection = store_config(flags, as_json)
     with handled(as_json, connection):
-        corpus = _corpus_dir(corpus)
+        corpus = corpus_dir(corpus)
         settings = load_settings(corpus)
         chunking = chunking_with(settings.chunking, chunker, size, overlap, "options")
-        target = _open_store(config, settings)
+        target = open_store(config, settings)
         try:
             with progress_bar(not as_json and not quiet, "indexing") as bar:
-                total_files = _file_total(corpus) if bar else None
+                total_files = file_total(corpus) if bar else None
                 result = _execute(corpus, target, settings, chunking, config, options, bar, total_files)
                 strict_refused = strict and not dry_run and bool(result.plan.problems)
                 if strict and not dry_run and not strict_refused:
@@ -683,14 +251,14 @@ def run(
                     )
         finally:
             target.close()
-        _write_junit(junit_file, _run_suite(result))
+        write_junit(junit_file, junit.run_suite(result))
         data = result.to_json()
         if strict_refused:
             data["strict"] = "refused: documents rejected, nothing written"
         if as_json:
             emit_json(data)
         else:
-            _print_run(result, data, dry_run=dry_run, strict_refused=strict_refused, quiet=quiet, verbose=verbose)
+            print_run(result, data, dry_run=dry_run, strict_refused=strict_refused, quiet=quiet, verbose=verbose)
         if not result.ok:
             raise typer.Exit(FAILED)
 
@@ -739,52 +307,6 @@ def _execute(
         bar.remove(scan_task)
 
 
-def _print_run(
-    result: RunResult, data: dict[str, Any], *, dry_run: bool, strict_refused: bool, quiet: bool, verbose: bool
-) -> None:
-    _print_problems(result.plan.problems)
-    for e in result.errors:
-        out.print(f"[red]✗ refused by the store[/red] chunk {e.id}: {safe(e.reason)}")
-    for warning in getattr(result, "warnings", None) or ():
-        err.print(f"[yellow]warning:[/yellow] {safe(warning)}")
-    if not quiet:
-        for line in result.plan.overrides:
-            out.print(f"[yellow]! override[/yellow] {safe(line)}")
-        if not strict_refused:
-            _print_plan(result, dry_run, verbose)
-    for change in data.get("access_repaired") or ():
-        out.print(f"[yellow]access repaired:[/yellow] {safe(change)}")
-    d, c = data["documents"], data["chunks"]
-    repaired = data["repaired"]
-    if repaired and any(repaired.values()):
-        out.print(
-            f"repaired an interrupted run: {repaired['orphan_chunks']} orphan chunks deleted, "
-            f"{repaired['incomplete_documents']} incomplete documents redone"
-        )
-    if d["defaulted_access"] and not quiet:
-        out.print(f"access defaulted from ingest.toml: {d['defaulted_access']} document(s)")
-    if strict_refused:
-        out.print(f"[red]--strict:[/red] {d['rejected']} document(s) rejected; nothing written")
-    verb = "would be" if dry_run else ""
-    out.print(
-        f"documents: {d['seen']} seen, {d['indexed']} indexed, {d['unchanged']} unchanged, "
-        f"{d['rejected']} rejected, {d['removed']} removed"
-    )
-    out.print(f"chunks: {c['written']} written, {c['deleted']} deleted, {c['total']} total {verb}".rstrip())
-    if not quiet:
-        out.print(f"store: {safe(result.store)}   ({data['elapsed_s']:.2f}s)")
-    if verbose and d["seen"]:
-        out.print(
-            f"timing: {data['elapsed_s'] / d['seen'] * 1000:.1f} ms per document, "
-            f"{c['written'] / max(data['elapsed_s'], 1e-9):.0f} chunks/s written"
-        )
-
-
-# --- search -------------------------------------------------------------------
-
-HIT_KEYS = ("chunk_id", "doc_id", "version", "title", "section", "sections", "pages", "start", "end", "access")
-
-
 @app.command(epilog=STORE_ENV)
 @store_options
 def search(
@@ -797,16 +319,16 @@ def search(
         None, "--as-of", help="Only chunks in force on this date (YYYY-MM-DD; default today; 'any' for no date filter)."
     ),
     doc_id: str | None = typer.Option(None, "--doc-id", help="Only this document."),
-    flags: StoreFlags = StoreFlags(),
+    flags: StoreFlags = NO_FLAGS,
     as_json: bool = JsonOpt,
 ) -> None:
     """BM25 search with the role's access and the as-of date applied inside the store."""
     from ingest.api import Index
 
-    config, connection = _store_config(flags, as_json)
+    config, connection = store_config(flags, as_json)
     with handled(as_json, connection):
-        day = _as_of(as_of)
-        index = Index(_open_store(config, create=False), connection)
+        day = day_of(as_of)
+        index = Index(open_store(config, create=False), connection)
         try:
             index.store.check()
             hits = index.search(query, role=role, as_of=day, top=top, doc_id=doc_id)
@@ -824,41 +346,7 @@ def search(
                 }
             )
             return
-        _print_hits(hits, query, role, day)
-
-
-def _print_hits(hits: list[Hit], query: str, role: str, day: date | None) -> None:
-    if not hits:
-        out.print(f"no hits for {safe(repr(query))} (role {safe(role)}, as of {day or 'any date'})")
-        return
-    for n, hit in enumerate(hits, start=1):
-        c = hit.chunk
-        pages = f"  pages {c.pages[0]}-{c.pages[-1]}" if c.pages else ""
-        out.print(
-            f"[bold]{n}. {c.short_id}[/bold]  {safe(c.title)}  v{safe(c.version)}  § {safe(c.section or '-')}{pages}"
-            f"  score {hit.score:.2f}"
-        )
-        out.print(f"   {safe(_snippet(c.text))}")
-
-
-def _listing(values: list[str], most: int = 10) -> str:
-    return ", ".join(values[:most]) + (f", … ({len(values) - most} more)" if len(values) > most else "")
-
-
-def _snippet(text: str, width: int = 240) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
-# --- chunks / show --------------------------------------------------------------
-
-
-def chunk_line(c: Chunk) -> str:
-    pages = ",".join(str(p) for p in c.pages) if c.pages else "-"
-    return (
-        f"{c.short_id} v{c.version} #{c.position} chars {c.start}-{c.end} pages {pages} | {c.word_count} words"
-        f" | {c.section}"
-    )
+        print_hits(hits, query, role, day)
 
 
 @app.command(epilog=STORE_ENV)
@@ -866,15 +354,15 @@ def chunk_line(c: Chunk) -> str:
 def chunks(
     doc_id: str = typer.Argument(..., help="The document's doc_id."),
     version: str | None = typer.Option(None, "--version", help="Only this version (default: every stored version)."),
-    flags: StoreFlags = StoreFlags(),
+    flags: StoreFlags = NO_FLAGS,
     as_json: bool = JsonOpt,
 ) -> None:
     """A document's chunks in order: short_id vV #pos chars S-E pages P | N words | section."""
     from ingest.store import require_ingest_index
 
-    config, connection = _store_config(flags, as_json)
+    config, connection = store_config(flags, as_json)
     with handled(as_json, connection):
-        target = _open_store(config, create=False)
+        target = open_store(config, create=False)
         try:
             target.check()
             found = target.document_chunks(doc_id, version)
@@ -900,14 +388,14 @@ def show(
     context: int = typer.Option(
         0, "--context", "-C", min=0, help="Also show N neighbours each side (same document version)."
     ),
-    flags: StoreFlags = StoreFlags(),
+    flags: StoreFlags = NO_FLAGS,
     as_json: bool = JsonOpt,
 ) -> None:
     """The full record of a chunk and its citation; --context N adds its neighbours."""
     from ingest.store import require_ingest_index
     from ingest.store.base import ChunkNotFound
 
-    config, connection = _store_config(flags, as_json)
+    config, connection = store_config(flags, as_json)
     with handled(as_json, connection):
         if len(chunk_id.strip()) < MIN_PREFIX or not all(ch in "0123456789abcdefABCDEF" for ch in chunk_id.strip()):
             raise CommandError(
@@ -915,7 +403,7 @@ def show(
                 f"{printable(repr(chunk_id))} is not a chunk ID: "
                 f"give the ID or a prefix of {MIN_PREFIX}+ hex characters",
             )
-        target = _open_store(config, create=False)
+        target = open_store(config, create=False)
         try:
             target.check()
             try:
@@ -937,46 +425,14 @@ def show(
                 }
             )
             return
-        _print_chunk(chunk, before, after)
-
-
-def _print_chunk(chunk: Chunk, before: list[Chunk], after: list[Chunk]) -> None:
-    out.print(f"[bold]{safe(chunk.citation())}[/bold]")
-    for key, value in chunk.to_json().items():
-        if key != "text":
-            shown = json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else str(value)
-            out.print(f"  {key}: {safe(shown)}")
-    for c in before:
-        _print_neighbour(c)
-    out.print(f"[bold]── #{chunk.position} {chunk.short_id} § {safe(chunk.section)}[/bold]")
-    out.print(safe(chunk.text, keep_newlines=True))
-    for c in after:
-        _print_neighbour(c)
-
-
-def _print_neighbour(c: Chunk) -> None:
-    out.print(f"[dim]── #{c.position} {c.short_id} § {safe(c.section)}[/dim]")
-    out.print(f"[dim]{safe(c.text, keep_newlines=True)}[/dim]")
-
-
-# --- verify / eval / stats -------------------------------------------------------
-
-VERIFY_CHECKS = (
-    "untraceable",
-    "missing_in_store",
-    "stale_in_store",
-    "orphan_chunks",
-    "incomplete_documents",
-    "metadata_mismatch",
-    "access_layout",
-)
+        print_chunk(chunk, before, after)
 
 
 @app.command(epilog=STORE_ENV + " " + CORPUS_ENV)
 @store_options
 def verify(
     corpus: Path = typer.Argument(..., help="The corpus folder the store was built from."),
-    flags: StoreFlags = StoreFlags(),
+    flags: StoreFlags = NO_FLAGS,
     quiet: bool = QuietOpt,
     verbose: bool = VerboseOpt,
     as_json: bool = JsonOpt,
@@ -984,15 +440,15 @@ def verify(
     """Re-parse every source: every stored chunk must equal its characters; store and folder agree."""
     from ingest import pipeline
 
-    config, connection = _store_config(flags, as_json)
+    config, connection = store_config(flags, as_json)
     with handled(as_json, connection):
-        corpus = _corpus_dir(corpus)
+        corpus = corpus_dir(corpus)
         settings = load_settings(corpus)
-        target = _open_store(config, settings, create=False)
+        target = open_store(config, settings, create=False)
         started = time.perf_counter()
         try:
             with progress_bar(not as_json and not quiet, "verifying") as bar:
-                on_file = bar.ticker("re-reading", _file_total(corpus) if bar else None)
+                on_file = bar.ticker("re-reading", file_total(corpus) if bar else None)
                 result = pipeline.verify(
                     corpus, target, settings, on_file=on_file, **config.tuning_for(pipeline.verify)
                 )
@@ -1002,33 +458,11 @@ def verify(
         if as_json:
             emit_json({**data, "store": connection.display})
         else:
-            _print_verify(result, data, quiet, verbose)
+            print_verify(result, data, quiet, verbose)
             if verbose:
                 out.print(f"({time.perf_counter() - started:.2f}s)")
         if not result.ok:
             raise typer.Exit(FAILED)
-
-
-def _print_verify(result: VerifyResult, data: dict[str, Any], quiet: bool, verbose: bool) -> None:
-    out.print(f"chunks checked: {result.chunks}")
-    for name in VERIFY_CHECKS:
-        values = data[name]
-        if quiet and not values:
-            continue
-        mark = "[green]✓[/green]" if not values else "[red]✗[/red]"
-        shown = values if verbose else _listing(values)
-        out.print(
-            f"{mark} {name.replace('_', ' ')}: {len(values)}"
-            + (f"  {safe(shown if isinstance(shown, str) else ', '.join(shown))}" if values else "")
-        )
-    if result.edited_in_folder and not quiet:
-        out.print(
-            f"[yellow]![/yellow] edited in the folder without a version bump: {len(result.edited_in_folder)}  "
-            f"{safe(_listing(result.edited_in_folder))}\n"
-            "  (the store keeps citing the bytes it indexed; bump the version, or `ingest run --accept-edits`)"
-        )
-    if result.problems and not quiet:
-        out.print(f"(rejected documents in the folder, not checked: {len(result.problems)})")
 
 
 @app.command(name="eval", epilog=STORE_ENV)
@@ -1046,22 +480,21 @@ def eval_(
     ),
     max_leaks: int = typer.Option(0, "--max-leaks", min=0, help="Gate: exit 1 when more leaks than this."),
     junit_file: Path | None = JunitOpt,
-    flags: StoreFlags = StoreFlags(),
+    flags: StoreFlags = NO_FLAGS,
     quiet: bool = QuietOpt,
     verbose: bool = VerboseOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """hit@k and MRR overall and per category, the missed questions, and every leak; with the
     gates, exit 1 below --min-hit-at-k or above --max-leaks (an empty store never passes)."""
-    from ingest import junit
     from ingest.api import Index
     from ingest.evaluate import evaluate, gate_failures, load_questions
     from ingest.store import require_ingest_index
 
-    config, connection = _store_config(flags, as_json)
+    config, connection = store_config(flags, as_json)
     with handled(as_json, connection):
         qs = load_questions(questions)
-        index = Index(_open_store(config, create=False), connection)
+        index = Index(open_store(config, create=False), connection)
         started = time.perf_counter()
         try:
             index.store.check()
@@ -1071,15 +504,15 @@ def eval_(
         finally:
             index.close()
         failures = gate_failures(result, min_hit_at_k, max_leaks)
-        _write_junit(junit_file, junit.questions_suite(result, failures))
+        write_junit(junit_file, junit.questions_suite(result, failures))
         if as_json:
             data = {**result.to_json(), "store": connection.display}
             emit_json({**data, "gate": {"passed": not failures, "failures": failures}})
         else:
-            _print_eval(result, failures, top, quiet, verbose)
+            print_eval(result, failures, top, quiet, verbose)
             if verbose:
                 out.print(f"({time.perf_counter() - started:.2f}s)")
-            _print_leaks_and_gate(result, failures)
+            print_leaks_and_gate(result, failures)
         if failures:
             raise typer.Exit(FAILED)
 
@@ -1098,43 +531,15 @@ def _ask(index: Index, top: int, q: Question) -> list[Hit]:
     return hits
 
 
-def _print_eval(result: EvalResult, failures: list[str], top: int, quiet: bool, verbose: bool) -> None:
-    scored = result.questions - result.no_answer
-    out.print(
-        f"questions: {result.questions}   hit@{top}: {result.hit_at_k:.3f}   MRR: {result.mrr:.3f}"
-        f"   (over the {scored} questions with relevant passages)"
-    )
-    if not quiet:
-        for cat, values in result.by_category.items():
-            out.print(f"  {safe(cat):<14} {values['questions']:>3} questions   hit@{top} {values['hit_at_k']:.3f}")
-        out.print(f"missed: {safe(', '.join(result.missed)) or '-'}")
-    if verbose:
-        for o in result.outcomes:
-            mark = "[green]✓[/green]" if o.passed else "[red]✗[/red]"
-            rank = f"rank {o.rank}" if o.rank else "-"
-            out.print(
-                f"  {mark} {safe(o.id)} ({safe(o.role)}) {rank}" + "".join(f"\n      {safe(r)}" for r in o.reasons)
-            )
-
-
-def _print_leaks_and_gate(result: EvalResult, failures: list[str]) -> None:
-    for leak in result.leaks:
-        out.print(f"[red]LEAK[/red] {safe(leak['id'])}: {leak['chunk_id'][:12]} from {safe(leak['doc_id'])}")
-    if not result.leaks:
-        out.print("leaks: 0")
-    for failure in failures:
-        out.print(f"[red]✗ gate:[/red] {safe(failure)}")
-
-
 @app.command(epilog=STORE_ENV)
 @store_options
-def stats(flags: StoreFlags = StoreFlags(), as_json: bool = JsonOpt) -> None:
+def stats(flags: StoreFlags = NO_FLAGS, as_json: bool = JsonOpt) -> None:
     """Counts in the store by access, status, format and version."""
     from ingest.store import require_ingest_index
 
-    config, _connection = _store_config(flags, as_json)
+    config, _connection = store_config(flags, as_json)
     with handled(as_json, _connection):
-        target = _open_store(config, create=False)
+        target = open_store(config, create=False)
         try:
             target.check()
             counts = target.counts()
@@ -1147,20 +552,7 @@ def stats(flags: StoreFlags = StoreFlags(), as_json: bool = JsonOpt) -> None:
             decoded = {k: (json.loads(v) if k in ("labels", "roles") else v) for k, v in meta.items()}
             emit_json({"store": target.name, **counts, "meta": decoded})
             return
-        _print_stats(target.name, counts, meta)
-
-
-def _print_stats(name: str, counts: dict[str, Any], meta: dict[str, str]) -> None:
-    totals = counts["totals"]
-    out.print(f"store: {safe(name)}   documents: {totals['documents']}   chunks: {totals['chunks']}")
-    if meta:
-        out.print(
-            f"built {safe(meta.get('built_at', '?'))} with chunker {safe(meta.get('chunker'))} "
-            f"size {safe(meta.get('size'))}, parser v{safe(meta.get('parser_version'))}"
-        )
-    for field, values in counts.items():
-        if field != "totals":
-            out.print(f"chunks by {field}: " + (", ".join(f"{safe(k)} {v}" for k, v in values.items()) or "-"))
+        print_stats(target.name, counts, meta)
 
 
 def _click_exception() -> type[Exception]:

@@ -19,6 +19,7 @@ from ingest.model import DocumentProblems
 
 if TYPE_CHECKING:
     from ingest.evaluate import EvalResult
+    from ingest.pipeline import RunResult
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -101,4 +102,24 @@ def questions_suite(result: EvalResult, gate: Iterable[str] = ()) -> Suite:
     for outcome in result.outcomes:
         suite.add(f"{outcome.id}", f"ingest.eval.{outcome.category}", outcome.reasons)
     suite.notes.extend(gate)
+    return suite
+
+
+def run_suite(result: RunResult) -> Suite:
+    """One case per document the run saw: rejected ones and those with chunks the store refused fail."""
+    suite = Suite("run")
+    refused: dict[str, list[str]] = {}
+    chunk_source = {c.chunk_id: doc.source for doc, chunks, _ in result.plan.to_write for c in chunks}
+    for e in result.errors:
+        refused.setdefault(chunk_source.get(e.id, "(unknown document)"), []).append(
+            f"chunk {e.id} refused by the store: {e.reason}"
+        )
+    for item in result.plan.items:
+        if item.action == "removed":
+            continue
+        reasons = refused.pop(item.source, [])
+        suite.add(item.source, f"ingest.run.{item.action}", reasons)
+    add_problems(suite, result.plan.problems, "ingest.run.rejected")
+    for source, reasons in refused.items():
+        suite.add(source, "ingest.run.refused", reasons)
     return suite
