@@ -183,6 +183,49 @@ def _pattern_texts(value: Any) -> tuple[str, ...]:
     return (value,)
 
 
+_ABSENT = object()  # a field without a (valid) value
+_DEFAULTED = object()  # access filled from settings.access_default
+
+
+def _field(
+    source: str,
+    name: str,
+    file_fields: Mapping[str, Any],
+    inventory: Mapping[str, Any],
+    settings: Settings,
+    problems: list[str],
+) -> Any:
+    """One field's normalised value (file over inventory), its problems appended to ``problems``."""
+    in_file = not _is_missing(file_fields.get(name))
+    in_inventory = not _is_missing(inventory.get(name))
+    if in_file and in_inventory:
+        ours = normalise(name, file_fields[name], settings)
+        theirs = normalise(name, inventory[name], settings)
+        if ours != theirs:
+            problems.append(
+                f"{source}: {name}: file has {show(file_fields[name])} but {INVENTORY} has {show(inventory[name])}"
+            )
+    if not in_file and not in_inventory:
+        if name == "access" and settings.access_default:
+            return _DEFAULTED
+        if name in settings.required:
+            problems.append(f"{source}: {name}: missing required field")
+        return _ABSENT
+    value = normalise(name, file_fields.get(name) if in_file else inventory.get(name), settings)
+    if isinstance(value, _Invalid):
+        problems.append(f"{source}: {name}: {value.reason}")
+        return _ABSENT
+    if name in ("title", "version") and not value:
+        problems.append(f"{source}: {name}: missing required field")
+        return _ABSENT
+    pattern = settings.patterns.get(name)
+    if pattern is not None:
+        for text in _pattern_texts(value):
+            if not re.fullmatch(pattern, text):
+                problems.append(f"{source}: {name}: {text!r} does not match the pattern {pattern!r}")
+    return value
+
+
 def resolve_metadata(
     source: str,
     file_fields: Mapping[str, Any],
@@ -211,36 +254,11 @@ def resolve_metadata(
     for name in fields:
         if name in bombs:  # reported above; never walked again
             continue
-        in_file = not _is_missing(file_fields.get(name))
-        in_inventory = not _is_missing(inventory.get(name))
-        raw = file_fields.get(name) if in_file else inventory.get(name)
-        if in_file and in_inventory:
-            ours = normalise(name, file_fields[name], settings)
-            theirs = normalise(name, inventory[name], settings)
-            if ours != theirs:
-                problems.append(
-                    f"{source}: {name}: file has {show(file_fields[name])} but {INVENTORY} has {show(inventory[name])}"
-                )
-        if not in_file and not in_inventory:
-            if name == "access" and settings.access_default:
-                values[name] = settings.access_default
-                defaulted = True
-            elif name in settings.required:
-                problems.append(f"{source}: {name}: missing required field")
-            continue
-        value = normalise(name, raw, settings)
-        if isinstance(value, _Invalid):
-            problems.append(f"{source}: {name}: {value.reason}")
-            continue
-        if name in ("title", "version") and not value:
-            problems.append(f"{source}: {name}: missing required field")
-            continue
-        values[name] = value
-        pattern = settings.patterns.get(name)
-        if pattern is not None:
-            for text in _pattern_texts(value):
-                if not re.fullmatch(pattern, text):
-                    problems.append(f"{source}: {name}: {text!r} does not match the pattern {pattern!r}")
+        value = _field(source, name, file_fields, inventory, settings, problems)
+        if value is _DEFAULTED:
+            values[name], defaulted = settings.access_default, True
+        elif value is not _ABSENT:
+            values[name] = value
 
     problems.extend(_consistency_problems(source, values, file_fields, inventory))
     if problems:
