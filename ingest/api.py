@@ -14,14 +14,15 @@ ingest.toml's ``[roles]``), else the default roles; an unknown role is :class:`U
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ingest.config import ConnectionConfig, load, resolve
+from ingest.config import Config, ConnectionConfig, load, resolve
 from ingest.model import Chunk, Hit
-from ingest.settings import Settings, chunking_with
+from ingest.settings import ChunkSettings, Settings, chunking_with
 
 if TYPE_CHECKING:
     from ingest.pipeline import RunResult
@@ -178,6 +179,47 @@ def open_store(
     return Index(store, config)
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """What a run is asked to do beyond where (the corpus) and which store: see :func:`run`."""
+
+    full: bool = False
+    dry_run: bool = False
+    accept_edits: bool = False
+    wait_s: float = 0.0
+    allow_empty: bool = False
+
+
+def run_pipeline(
+    corpus: Path,
+    target: Store,
+    settings: Settings,
+    chunking: ChunkSettings,
+    config: Config,
+    options: RunOptions,
+    *,
+    on_file: Callable[[str], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> RunResult:
+    """``pipeline.run`` with the options and the configuration's tuning: the one call the API and the CLI make."""
+    from ingest import pipeline
+
+    return pipeline.run(
+        corpus,
+        target,
+        settings,
+        chunking,
+        full=options.full,
+        dry_run=options.dry_run,
+        accept_edits=options.accept_edits,
+        lock_wait_s=options.wait_s,
+        allow_empty=options.allow_empty,
+        on_file=on_file,
+        progress=progress,
+        **config.tuning_for(pipeline.run),
+    )
+
+
 def run(
     corpus: str | Path,
     store: Index | str | None = None,
@@ -196,7 +238,6 @@ def run(
     """Validate, chunk and write ``corpus`` into ``store`` (an :class:`Index`, a URL, or None for
     the environment's store); returns the RunResult (``.ok``, ``.to_json()``, same as ``ingest run --json``).
     ``workers`` / ``write_batch_chunks`` (None: INGEST_WORKERS / INGEST_WRITE_BATCH_CHUNKS, else the defaults)."""
-    from ingest import pipeline
     from ingest.settings import load_settings
     from ingest.store import open_store as _open
 
@@ -210,19 +251,9 @@ def run(
         connection = store.config if isinstance(store, Index) else resolve(store)
         target, owned = _open(connection, settings=settings), True
     config = load(connection, workers=workers, write_batch_chunks=write_batch_chunks)
+    options = RunOptions(full=full, dry_run=dry_run, accept_edits=accept_edits, wait_s=wait_s, allow_empty=allow_empty)
     try:
-        return pipeline.run(
-            corpus,
-            target,
-            settings,
-            chunking,
-            full=full,
-            dry_run=dry_run,
-            accept_edits=accept_edits,
-            lock_wait_s=wait_s,
-            allow_empty=allow_empty,
-            **config.tuning_for(pipeline.run),
-        )
+        return run_pipeline(corpus, target, settings, chunking, config, options)
     finally:
         if owned:
             target.close()

@@ -15,15 +15,17 @@ import json
 import sys
 import time
 import traceback
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.progress import TaskID
 
 from ingest import __version__, junit
+from ingest.api import Index, QueryTooLarge, RunOptions, check_query, run_pipeline
 from ingest.cli_options import (
     CORPUS_ENV,
     FAILED,
@@ -45,7 +47,7 @@ from ingest.cli_options import (
     handled,
     open_store,
     set_debug,
-    store_config,
+    store_command,
     store_options,
     write_junit,
 )
@@ -70,16 +72,14 @@ from ingest.cli_output import (
     progress_bar,
     safe,
 )
-from ingest.config import Config, debug_enabled
+from ingest.config import debug_enabled
 from ingest.model import MIN_PREFIX, UnreadableFile
-from ingest.settings import Settings, chunking_with, load_settings
+from ingest.settings import chunking_with, load_settings
 
 if TYPE_CHECKING:
-    from ingest.api import Index
     from ingest.evaluate import Question
     from ingest.model import Hit
     from ingest.pipeline import RunResult
-    from ingest.store.base import Store
 
 app = typer.Typer(
     help=(
@@ -191,18 +191,6 @@ def validate(
             raise typer.Exit(FAILED)
 
 
-@dataclass(frozen=True)
-class RunOptions:
-    """What ``ingest run`` was asked to do, beyond where (the corpus) and which store."""
-
-    full: bool = False
-    dry_run: bool = False
-    strict: bool = False
-    accept_edits: bool = False
-    wait: float = 0.0
-    allow_empty: bool = False
-
-
 @app.command(epilog=STORE_ENV + " " + RUN_ENV)
 @store_options
 def run(
@@ -233,9 +221,11 @@ def run(
     as_json: bool = JsonOpt,
 ) -> None:
     """Validate, chunk and write to the store: only what changed; what left the folder is deleted."""
-    options = RunOptions(full, dry_run, strict, accept_edits, wait, allow_empty)
-    config, connection = store_config(flags, as_json)
-    with handled(as_json, connection):
+    # --strict first plans without writing; it writes (a second pass) only when nothing was rejected.
+    options = RunOptions(
+        full=full, dry_run=dry_run or strict, accept_edits=accept_edits, wait_s=wait, allow_empty=allow_empty
+    )
+    with store_command(flags, as_json) as (config, connection):
         corpus = corpus_dir(corpus)
         settings = load_settings(corpus)
         chunking = chunking_with(settings.chunking, chunker, size, overlap, "options")
@@ -243,12 +233,12 @@ def run(
         try:
             with progress_bar(not as_json and not quiet, "indexing") as bar:
                 total_files = file_total(corpus) if bar else None
-                result = _execute(corpus, target, settings, chunking, config, options, bar, total_files)
+                start = functools.partial(run_pipeline, corpus, target, settings, chunking, config)
+                result = _execute(start, options, bar, total_files)
                 strict_refused = strict and not dry_run and bool(result.plan.problems)
                 if strict and not dry_run and not strict_refused:
-                    result = _execute(
-                        corpus, target, settings, chunking, config, options, bar, total_files, dry_run=False
-                    )
+                    writing = replace(options, dry_run=False)
+                    result = _execute(start, writing, bar, total_files)
         finally:
             target.close()
         write_junit(junit_file, junit.run_suite(result))
@@ -263,20 +253,8 @@ def run(
             raise typer.Exit(FAILED)
 
 
-def _execute(
-    corpus: Path,
-    target: Store,
-    settings: Settings,
-    chunking: Any,
-    config: Config,
-    options: RunOptions,
-    bar: Bar,
-    total_files: int | None,
-    dry_run: bool | None = None,
-) -> RunResult:
-    """One pipeline run with progress (``dry_run`` None: a dry run for --dry-run and for --strict's first pass)."""
-    from ingest import pipeline
-
+def _execute(start: Callable[..., RunResult], options: RunOptions, bar: Bar, total_files: int | None) -> RunResult:
+    """One pipeline run, with the reading and writing phases on the progress bar."""
     write_task: TaskID | None = None
 
     def on_progress(done: int, total: int) -> None:
@@ -289,20 +267,7 @@ def _execute(
 
     scan_task = bar.task("reading", total_files)
     try:
-        return pipeline.run(
-            corpus,
-            target,
-            settings,
-            chunking,
-            full=options.full,
-            dry_run=(options.dry_run or options.strict) if dry_run is None else dry_run,
-            accept_edits=options.accept_edits,
-            lock_wait_s=options.wait,
-            allow_empty=options.allow_empty,
-            on_file=bar.advancer(scan_task),
-            progress=on_progress,
-            **config.tuning_for(pipeline.run),
-        )
+        return start(options, on_file=bar.advancer(scan_task), progress=on_progress)
     finally:
         bar.remove(scan_task)
 
@@ -323,10 +288,7 @@ def search(
     as_json: bool = JsonOpt,
 ) -> None:
     """BM25 search with the role's access and the as-of date applied inside the store."""
-    from ingest.api import Index
-
-    config, connection = store_config(flags, as_json)
-    with handled(as_json, connection):
+    with store_command(flags, as_json) as (config, connection):
         day = day_of(as_of)
         index = Index(open_store(config, create=False), connection)
         try:
@@ -360,8 +322,7 @@ def chunks(
     """A document's chunks in order: short_id vV #pos chars S-E pages P | N words | section."""
     from ingest.store import require_ingest_index
 
-    config, connection = store_config(flags, as_json)
-    with handled(as_json, connection):
+    with store_command(flags, as_json) as (config, connection):
         target = open_store(config, create=False)
         try:
             target.check()
@@ -395,8 +356,7 @@ def show(
     from ingest.store import require_ingest_index
     from ingest.store.base import ChunkNotFound
 
-    config, connection = store_config(flags, as_json)
-    with handled(as_json, connection):
+    with store_command(flags, as_json) as (config, connection):
         if len(chunk_id.strip()) < MIN_PREFIX or not all(ch in "0123456789abcdefABCDEF" for ch in chunk_id.strip()):
             raise CommandError(
                 USAGE,
@@ -440,8 +400,7 @@ def verify(
     """Re-parse every source: every stored chunk must equal its characters; store and folder agree."""
     from ingest import pipeline
 
-    config, connection = store_config(flags, as_json)
-    with handled(as_json, connection):
+    with store_command(flags, as_json) as (config, connection):
         corpus = corpus_dir(corpus)
         settings = load_settings(corpus)
         target = open_store(config, settings, create=False)
@@ -487,12 +446,10 @@ def eval_(
 ) -> None:
     """hit@k and MRR overall and per category, the missed questions, and every leak; with the
     gates, exit 1 below --min-hit-at-k or above --max-leaks (an empty store never passes)."""
-    from ingest.api import Index
     from ingest.evaluate import evaluate, gate_failures, load_questions
     from ingest.store import require_ingest_index
 
-    config, connection = store_config(flags, as_json)
-    with handled(as_json, connection):
+    with store_command(flags, as_json) as (config, connection):
         qs = load_questions(questions)
         index = Index(open_store(config, create=False), connection)
         started = time.perf_counter()
@@ -519,8 +476,6 @@ def eval_(
 
 def _ask(index: Index, top: int, q: Question) -> list[Hit]:
     """One evaluation question, searched as its role on its date (the same limits as ``search``)."""
-    from ingest.api import QueryTooLarge, check_query
-
     try:
         check_query(q.question)
     except QueryTooLarge as exc:
@@ -537,8 +492,7 @@ def stats(flags: StoreFlags = NO_FLAGS, as_json: bool = JsonOpt) -> None:
     """Counts in the store by access, status, format and version."""
     from ingest.store import require_ingest_index
 
-    config, _connection = store_config(flags, as_json)
-    with handled(as_json, _connection):
+    with store_command(flags, as_json) as (config, _connection):
         target = open_store(config, create=False)
         try:
             target.check()

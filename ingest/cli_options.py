@@ -264,6 +264,15 @@ def command_config(flags: StoreFlags | None = None) -> Config:
     return configuration.load(connection, debug=_debug)
 
 
+@contextmanager
+def store_command(flags: StoreFlags, as_json: bool) -> Iterator[tuple[Config, ConnectionConfig]]:
+    """The body of a store command: its configuration (a bad value: exit 2), its store announced,
+    and the library's exceptions turned into one line and the exit code (:func:`handled`)."""
+    config, connection = store_config(flags, as_json)
+    with handled(as_json, connection):
+        yield config, connection
+
+
 def store_config(flags: StoreFlags, as_json: bool) -> tuple[Config, ConnectionConfig]:
     """The configuration of a store command, its store announced on stderr (a bad value: exit 2)."""
     with handled(as_json):
