@@ -28,9 +28,7 @@ if TYPE_CHECKING:
     from ingest.junit import Suite
     from ingest.store.base import Store
 
-OK, FAILED, USAGE, UNREACHABLE, INTERNAL = 0, 1, 2, 3, 4
-
-
+OK, FAILED, USAGE, UNREACHABLE, INTERNAL = 0, 1, 2, 3, 4  # the documented exit codes
 _debug = False  # --debug or INGEST_DEBUG=1, set once per invocation by the root callback
 
 
@@ -45,23 +43,12 @@ STORE_ENV = (
     "(or ELASTIC_API_KEY), ES_USERNAME/ES_PASSWORD, ES_CA_CERTS, ES_SSL_ASSERT_FINGERPRINT, INGEST_ES_ANALYZER, "
     "INGEST_TIMEOUT, INGEST_DEBUG."
 )
-
-
 CORPUS_ENV = "Environment: INGEST_WORKERS (parser processes), INGEST_DEBUG."
-
-
 RUN_ENV = "Also: INGEST_WORKERS, INGEST_WRITE_BATCH_CHUNKS (chunks per write batch)."
 
-
 JsonOpt = typer.Option(False, "--json", help="One JSON object on stdout, nothing else.")
-
-
 QuietOpt = typer.Option(False, "--quiet", "-q", help="Counts only.")
-
-
 VerboseOpt = typer.Option(False, "--verbose", "-v", help="Every document on its own line, and timings.")
-
-
 JunitOpt = typer.Option(
     None, "--junit", help="Also write a JUnit XML report to this file.", show_default=False, dir_okay=False
 )

@@ -38,8 +38,6 @@ if TYPE_CHECKING:
 # emoji=False: ":x:" in a document must print as ":x:", never as an emoji (citations quote exactly).
 # soft_wrap: a pipe or a CI log gets whole lines, never text hard-wrapped at 80 columns.
 out = Console(highlight=False, soft_wrap=True, emoji=False)
-
-
 err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
