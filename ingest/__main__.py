@@ -1,3 +1,5 @@
+"""``python -m ingest``: the command line (:func:`ingest.cli.main`)."""
+
 from ingest.cli import main
 
 main()

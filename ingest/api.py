@@ -1,5 +1,6 @@
-"""The Python API other services use (exported from ``ingest``): open a store, search it as a
-role on a date, run a corpus into it. The CLI is a shell over exactly these functions.
+"""The Python API other services use (exported from ``ingest``): owns role → labels resolution and
+the public surface to open a store, search it as a role on a date, and run a corpus into it. Like
+the CLI, it is an edge: configuration is resolved here (ingest.config) and passed down.
 
     import ingest
 
@@ -13,16 +14,21 @@ ingest.toml's ``[roles]``), else the default roles; an unknown role is :class:`U
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any
 
-from ingest.config import ConnectionConfig, resolve
+from ingest.config import Config, ConnectionConfig, load, resolve
 from ingest.model import Chunk, Hit
-from ingest.settings import Settings
+from ingest.settings import ChunkSettings, Settings, chunking_with
 
-AsOf = Union[date, str, None]
+if TYPE_CHECKING:
+    from ingest.pipeline import RunResult
+    from ingest.store.base import Store
+
+AsOf = date | str | None
 TODAY = "today"
 
 
@@ -48,18 +54,18 @@ def check_query(query: str) -> None:
         )
 
 
-def roles_of(store) -> dict[str, tuple[str, ...]]:
+def roles_of(store: Store) -> dict[str, tuple[str, ...]]:
     """role -> access labels: what the index was built with, else the default roles."""
     from ingest.pipeline import roles_from_meta
 
     return roles_from_meta(store.get_meta(), Settings())
 
 
-def labels_for_role(store, role: str) -> tuple[str, ...]:
+def labels_for_role(store: Store, role: str) -> tuple[str, ...]:
     """The access labels ``role`` may read in this store; UnknownRole names the known roles."""
-    meta = store.get_meta()
     from ingest.pipeline import roles_from_meta
 
+    meta = store.get_meta()
     roles = roles_from_meta(meta, Settings())
     if role not in roles:
         known = f"{'roles in this index' if 'roles' in meta else 'default roles'}: {', '.join(sorted(roles))}"
@@ -86,7 +92,7 @@ def as_of_date(value: AsOf) -> date | None:
 class Index:
     """An open store with role-aware reads. Use as a context manager, or call :meth:`close`."""
 
-    def __init__(self, store, config: ConnectionConfig | None = None):
+    def __init__(self, store: Store, config: ConnectionConfig | None = None) -> None:
         self.store = store  # the underlying ingest.store.base.Store
         self.config = config
         self._labels: dict[str, tuple[str, ...]] = {}
@@ -108,7 +114,7 @@ class Index:
         check_query(query)
         day = as_of_date(as_of)
         labels = self.labels_for(role)
-        hits = self.store.search(query, labels, day, top=top, doc_id=doc_id, role=role)
+        hits: list[Hit] = self.store.search(query, labels, day, top=top, doc_id=doc_id, role=role)
         if not hits:
             from ingest.store import require_ingest_index
 
@@ -116,13 +122,16 @@ class Index:
         return hits
 
     def chunks(self, doc_id: str, version: str | None = None) -> list[Chunk]:
-        return self.store.document_chunks(doc_id, version)
+        found: list[Chunk] = self.store.document_chunks(doc_id, version)
+        return found
 
     def chunk(self, chunk_id: str) -> Chunk:
-        return self.store.get_chunk(chunk_id)
+        found: Chunk = self.store.get_chunk(chunk_id)
+        return found
 
     def stats(self) -> dict[str, Any]:
-        return self.store.counts()
+        counts: dict[str, Any] = self.store.counts()
+        return counts
 
     def close(self) -> None:
         self.store.close()
@@ -170,6 +179,47 @@ def open_store(
     return Index(store, config)
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """What a run is asked to do beyond where (the corpus) and which store: see :func:`run`."""
+
+    full: bool = False
+    dry_run: bool = False
+    accept_edits: bool = False
+    wait_s: float = 0.0
+    allow_empty: bool = False
+
+
+def run_pipeline(
+    corpus: Path,
+    target: Store,
+    settings: Settings,
+    chunking: ChunkSettings,
+    config: Config,
+    options: RunOptions,
+    *,
+    on_file: Callable[[str], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> RunResult:
+    """``pipeline.run`` with the options and the configuration's tuning: the one call the API and the CLI make."""
+    from ingest import pipeline
+
+    return pipeline.run(
+        corpus,
+        target,
+        settings,
+        chunking,
+        full=options.full,
+        dry_run=options.dry_run,
+        accept_edits=options.accept_edits,
+        lock_wait_s=options.wait_s,
+        allow_empty=options.allow_empty,
+        on_file=on_file,
+        progress=progress,
+        **config.tuning_for(pipeline.run),
+    )
+
+
 def run(
     corpus: str | Path,
     store: Index | str | None = None,
@@ -182,43 +232,28 @@ def run(
     accept_edits: bool = False,
     wait_s: float = 0.0,
     allow_empty: bool = False,
-):
+    workers: int | None = None,
+    write_batch_chunks: int | None = None,
+) -> RunResult:
     """Validate, chunk and write ``corpus`` into ``store`` (an :class:`Index`, a URL, or None for
-    the environment's store); returns the RunResult (``.ok``, ``.to_json()``, same as ``ingest run --json``)."""
-    from ingest import pipeline
-    from ingest.settings import ChunkSettings, check_chunking, load_settings
+    the environment's store); returns the RunResult (``.ok``, ``.to_json()``, same as ``ingest run --json``).
+    ``workers`` / ``write_batch_chunks`` (None: INGEST_WORKERS / INGEST_WRITE_BATCH_CHUNKS, else the defaults)."""
+    from ingest.settings import load_settings
+    from ingest.store import open_store as _open
 
     corpus = Path(corpus)
     settings = load_settings(corpus)
-    base = settings.chunking
-    chunking = ChunkSettings(
-        chunker or base.chunker, base.size if size is None else size, base.overlap if overlap is None else overlap
-    )
-    check_chunking(chunking, "arguments")
-    # The store is opened with this corpus's settings (its labels and roles shape the layout).
-    from ingest.store import open_store as _open
-
-    config = (
-        store.config
-        if isinstance(store, Index) and store.config
-        else resolve(store if isinstance(store, str) else None)
-    )
+    chunking = chunking_with(settings.chunking, chunker, size, overlap, "arguments")
     if isinstance(store, Index) and store.config is None:
-        target, owned = store.store, False
+        target, owned, connection = store.store, False, None
     else:
-        target, owned = _open(config, settings=settings), True
+        # The store is opened with this corpus's settings (its labels and roles shape the layout).
+        connection = store.config if isinstance(store, Index) else resolve(store)
+        target, owned = _open(connection, settings=settings), True
+    config = load(connection, workers=workers, write_batch_chunks=write_batch_chunks)
+    options = RunOptions(full=full, dry_run=dry_run, accept_edits=accept_edits, wait_s=wait_s, allow_empty=allow_empty)
     try:
-        return pipeline.run(
-            corpus,
-            target,
-            settings,
-            chunking,
-            full=full,
-            dry_run=dry_run,
-            accept_edits=accept_edits,
-            lock_wait_s=wait_s,
-            allow_empty=allow_empty,
-        )
+        return run_pipeline(corpus, target, settings, chunking, config, options)
     finally:
         if owned:
             target.close()

@@ -1,4 +1,4 @@
-"""Chunkers: pure functions from a validated document to its chunks.
+"""Chunkers: pure functions from a validated document to its chunks; owns chunk boundaries and limits.
 
 Every chunk is a span ``[start, end)`` of the document's parsed text, trimmed to
 non-space characters at both ends, so ``chunk.text == parsed.text[start:end]``
@@ -14,6 +14,7 @@ as the parsed text and the settings stay the same.
 
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
@@ -70,14 +71,22 @@ class WordIndex:
                 yield s, e
 
 
+def parsed_of(doc: SourceDocument) -> ParsedDocument:
+    """The parsed text a chunker needs; a document scanned without its body cannot be chunked."""
+    if doc.parsed is None:
+        raise ValueError(f"{doc.source}: no parsed text to chunk (the scan skipped its body)")
+    return doc.parsed
+
+
 def chunk_document(doc: SourceDocument, settings: ChunkSettings) -> list[Chunk]:
     """The chunks of one document, in document order, positions 0, 1, 2 …"""
-    text = doc.parsed.text
+    parsed = parsed_of(doc)
+    text = parsed.text
     words = WordIndex.of(text)
     if not words:
         return []
     check_terms(text, doc)
-    blocks = content_blocks(doc.parsed)
+    blocks = content_blocks(parsed)
     check_headings(blocks)
     size = max(settings.size, 1)  # settings are checked on load (≥ 10); never loop on 0
     if settings.chunker == "structure":
@@ -111,7 +120,7 @@ class ChunkLimitExceeded(ValueError):
 
 
 # A run of non-space characters long enough that it may exceed the term limit (≤ 4 bytes a character).
-_LONG_RUN = re.compile(r"(?<!\S)\S{%d,}" % (MAX_TERM_BYTES // 4 + 1))  # from token starts only: linear
+_LONG_RUN = re.compile(rf"(?<!\S)\S{{{MAX_TERM_BYTES // 4 + 1},}}")  # from token starts only: linear
 
 
 def _excerpt(value: str) -> str:
@@ -326,7 +335,7 @@ def pieces(text: str, block: Block) -> list[Span]:
     else:
         cut = line_cuts if block.kind in LINE_SPLIT_KINDS else sentence_cuts
         bounds = [block.start, *cut(text, block.start, block.end), block.end]
-    spans = [trim(text, s, e) for s, e in zip(bounds, bounds[1:])]
+    spans = [trim(text, s, e) for s, e in itertools.pairwise(bounds)]
     return [(s, e) for s, e in spans if s < e]
 
 
@@ -376,7 +385,7 @@ def make_chunk(
 ) -> Chunk:
     first = max(bisect_right(block_starts, start) - 1, 0)
     heading_path = blocks[first].heading_path if blocks else ()
-    meta = doc.meta
+    meta, parsed = doc.meta, parsed_of(doc)
     return Chunk(
         chunk_id=chunk_id(meta.doc_id, meta.version, start, end),
         doc_id=meta.doc_id,
@@ -388,8 +397,8 @@ def make_chunk(
         position=position,
         start=start,
         end=end,
-        pages=doc.parsed.pages_of(start, end),
-        text=doc.parsed.text[start:end],
+        pages=parsed.pages_of(start, end),
+        text=parsed.text[start:end],
         word_count=words.count(start, end),
         access=meta.access,
         effective_from=meta.effective_from.isoformat() if meta.effective_from else None,

@@ -1,42 +1,85 @@
 """The `ingest` command line: a thin shell over the library (parse, corpus, pipeline, stores).
 
-Exit codes: 0 all fine · 1 some documents rejected or a check failed (the rest done) ·
-2 usage or configuration error · 3 store unreachable or refused · 4 internal error (a bug: one
-line; the traceback with --debug or INGEST_DEBUG=1).
-With --json, stdout carries exactly one JSON object; messages go to stderr.
-Which store: resolved once in ingest.config from the flags and the environment, then passed down.
+Owns the commands and their exit codes: 0 all fine · 1 some documents rejected or a check failed
+(the rest done) · 2 usage or configuration error · 3 store unreachable or refused · 4 internal
+error (a bug: one line; the traceback with --debug or INGEST_DEBUG=1). With --json, stdout carries
+exactly one JSON object; messages go to stderr. Options and configuration: ingest.cli_options
+(flags > environment > ingest.toml > defaults, resolved once, passed down as arguments);
+printing: ingest.cli_output.
 """
 
 from __future__ import annotations
 
+import functools
 import json
-import re
 import sys
 import time
 import traceback
-import unicodedata
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import TaskID
 
-from ingest import __version__
-from ingest.config import ConfigError, ConnectionConfig, check_environment, debug_enabled, resolve
+from ingest import __version__, junit
+from ingest.api import Index, QueryTooLarge, RunOptions, check_query, run_pipeline
+from ingest.cli_options import (
+    CORPUS_ENV,
+    FAILED,
+    INTERNAL,
+    NO_FLAGS,
+    RUN_ENV,
+    STORE_ENV,
+    USAGE,
+    CommandError,
+    JsonOpt,
+    JunitOpt,
+    QuietOpt,
+    StoreFlags,
+    VerboseOpt,
+    command_config,
+    corpus_dir,
+    day_of,
+    file_total,
+    handled,
+    open_store,
+    set_debug,
+    store_command,
+    store_options,
+    write_junit,
+)
+from ingest.cli_output import (
+    HIT_KEYS,
+    Bar,
+    blocks_json,
+    chunk_line,
+    emit_json,
+    err,
+    out,
+    print_chunk,
+    print_eval,
+    print_hits,
+    print_leaks_and_gate,
+    print_parsed,
+    print_run,
+    print_scan,
+    print_stats,
+    print_verify,
+    printable,
+    progress_bar,
+    safe,
+)
+from ingest.config import debug_enabled
 from ingest.model import MIN_PREFIX, UnreadableFile
-from ingest.settings import ChunkSettings, SettingsError, check_chunking, load_settings
+from ingest.settings import chunking_with, load_settings
+
+if TYPE_CHECKING:
+    from ingest.evaluate import Question
+    from ingest.model import Hit
+    from ingest.pipeline import RunResult
 
 app = typer.Typer(
     help=(
@@ -49,273 +92,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
 )
-# emoji=False: ":x:" in a document must print as ":x:", never as an emoji (citations quote exactly).
-# soft_wrap: a pipe or a CI log gets whole lines, never text hard-wrapped at 80 columns.
-out = Console(highlight=False, soft_wrap=True, emoji=False)
-err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
-
-OK, FAILED, USAGE, UNREACHABLE, INTERNAL = 0, 1, 2, 3, 4
-_debug = False  # --debug (or INGEST_DEBUG=1): tracebacks for internal errors
-
-STORE_ENV = (
-    "Store: --store > INGEST_STORE > ELASTIC_CLOUD_ID > ELASTICSEARCH_URL > sqlite:///.ingest/index.sqlite. "
-    "Environment: INGEST_STORE, ELASTIC_CLOUD_ID, ELASTICSEARCH_URL, INGEST_INDEX_PREFIX, ES_API_KEY "
-    "(or ELASTIC_API_KEY), ES_USERNAME/ES_PASSWORD, ES_CA_CERTS, ES_SSL_ASSERT_FINGERPRINT, INGEST_ES_ANALYZER, "
-    "INGEST_TIMEOUT, INGEST_DEBUG."
-)
-CORPUS_ENV = "Environment: INGEST_WORKERS (parser processes), INGEST_DEBUG."
-RUN_ENV = "Also: INGEST_WORKERS, INGEST_WRITE_BATCH_CHUNKS (chunks per write batch)."
-
-StoreOpt = typer.Option(
-    None,
-    "--store",
-    help="sqlite:///PATH or http(s)://host:9200 (env INGEST_STORE, ELASTICSEARCH_URL; default sqlite:///.ingest/index.sqlite).",
-    show_default=False,
-)
-PrefixOpt = typer.Option(
-    None,
-    "--index-prefix",
-    help="Elasticsearch index prefix (env INGEST_INDEX_PREFIX; default ingest).",
-    show_default=False,
-)
-CloudOpt = typer.Option(
-    None, "--cloud-id", help="Elastic Cloud deployment ID (env ELASTIC_CLOUD_ID).", show_default=False
-)
-CaOpt = typer.Option(
-    None, "--ca-certs", help="CA certificate (PEM) of the cluster (env ES_CA_CERTS).", show_default=False
-)
-FingerprintOpt = typer.Option(
-    None,
-    "--ssl-assert-fingerprint",
-    help="Accept only the certificate with this SHA-256 fingerprint (env ES_SSL_ASSERT_FINGERPRINT).",
-    show_default=False,
-)
-NoVerifyOpt = typer.Option(
-    False, "--no-verify-certs", help="Do NOT check the cluster's TLS certificate (insecure; prints a warning)."
-)
-TimeoutOpt = typer.Option(
-    None,
-    "--timeout",
-    help="Seconds before a store that stops answering is given up (env INGEST_TIMEOUT).",
-    show_default=False,
-)
-JsonOpt = typer.Option(False, "--json", help="One JSON object on stdout, nothing else.")
-QuietOpt = typer.Option(False, "--quiet", "-q", help="Counts only.")
-VerboseOpt = typer.Option(False, "--verbose", "-v", help="Every document on its own line, and timings.")
-JunitOpt = typer.Option(
-    None, "--junit", help="Also write a JUnit XML report to this file.", show_default=False, dir_okay=False
-)
-
-PLAN_LINES = 50  # more planned changes than this: a summary, unless --verbose
-
-
-class CommandError(Exception):
-    def __init__(self, code: int, message: str):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-def emit_json(data: Any) -> None:
-    text = json.dumps(data, ensure_ascii=False, default=_json_default)
-    # A file name that is not UTF-8 reaches us with lone surrogates (surrogateescape): written as
-    # \udcXX escapes, the JSON stays valid and json.loads + os.fsencode give back the exact bytes.
-    text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    sys.stdout.write(text + "\n")
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, (set, tuple)):
-        return list(value)
-    return str(value)
-
-
-@contextmanager
-def handled(as_json: bool, connection: ConnectionConfig | None = None) -> Iterator[None]:
-    """Turn the library's exceptions into one clear line and the SPEC's exit code; anything
-    unexpected is an internal error (exit 4), with its traceback only under --debug."""
-    from ingest.api import QueryTooLarge, UnknownRole
-    from ingest.corpus import CorpusError
-    from ingest.evaluate import QuestionsError
-    from ingest.store.base import (
-        AmbiguousPrefix,
-        ChunkNotFound,
-        StoreConfigError,
-        StoreError,
-        StoreLocked,
-        StoreUnavailable,
-    )
-
-    code, message = None, None
-    try:
-        yield
-    except (typer.Exit, typer.Abort, KeyboardInterrupt):
-        raise
-    except CommandError as exc:
-        code, message = exc.code, exc.message
-    except StoreUnavailable as exc:
-        code, message = UNREACHABLE, _cause(exc, connection) or str(exc)
-    except (
-        SettingsError,
-        QuestionsError,
-        CorpusError,
-        StoreConfigError,
-        StoreLocked,
-        AmbiguousPrefix,
-        ConfigError,
-        UnknownRole,
-        QueryTooLarge,
-    ) as exc:
-        code, message = USAGE, str(exc)
-    except ChunkNotFound as exc:
-        code, message = FAILED, str(exc)
-    except StoreError as exc:
-        code, message = UNREACHABLE, _cause(exc, connection) or str(exc)
-    except Exception as exc:  # noqa: BLE001 - a bug: one line, never a wall of traceback in CI
-        if _debug or debug_enabled():
-            traceback.print_exc(file=sys.stderr)
-        code = INTERNAL
-        message = f"internal error (a bug in ingest {__version__}): {type(exc).__name__}: {exc}" + (
-            ""
-            if _debug or debug_enabled()
-            else "; rerun with --debug (or INGEST_DEBUG=1) for the traceback and report it"
-        )
-    if code is not None:
-        if as_json:
-            emit_json({"error": message, "exit_code": code})
-        err.print(f"[red]error:[/red] {safe(message)}")
-        raise typer.Exit(code)
-
-
-def _cause(exc: BaseException, connection: ConnectionConfig | None) -> str | None:
-    """The real cause of a failed connection (TLS, 401, 403), dug out of the client's exception chain."""
-    from ingest.store.base import StoreError
-
-    original = exc.__cause__ or exc.__context__
-    if original is None or isinstance(original, StoreError) and original is exc:
-        return None
-    try:
-        from ingest.store.es_connection import explain
-    except ImportError:  # pragma: no cover - elasticsearch not installed
-        return None
-    where = f"Elasticsearch at {connection.display}" if connection else "Elasticsearch"
-    found = explain(original, connection, where)
-    if found and "not allowed (403)" in found and "not allowed (403)" in str(exc):
-        return str(exc)  # the store's own 403 line already names the index and privilege
-    return found
-
-
-_CONTROL = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
-
-
-def printable(text: str, keep_newlines: bool = False) -> str:
-    """Control and format characters as repr-style escapes: a file name cannot move the cursor,
-    recolour the terminal or forge a report line. JSON output keeps the exact text."""
-    if all(unicodedata.category(ch) not in _CONTROL or (keep_newlines and ch in "\n\t") for ch in text):
-        return text
-    return "".join(
-        ch if unicodedata.category(ch) not in _CONTROL or (keep_newlines and ch in "\n\t") else repr(ch)[1:-1]
-        for ch in text
-    )
-
-
-def safe(text: object, keep_newlines: bool = False) -> str:
-    """Escaped for the terminal and for rich markup."""
-    return escape(printable(str(text), keep_newlines))
-
-
-@contextmanager
-def progress_bar(enabled: bool, label: str) -> Iterator[Any]:
-    """A rich progress bar with a total and an ETA on a terminal; a no-op in --json mode or when piped."""
-    if not enabled or not err.is_terminal:
-        yield None
-        return
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-    ) as bar:
-        yield bar
-
-
-def _file_total(corpus: Path) -> int | None:
-    """How many files the reading phase will see (for the bar's total and ETA)."""
-    from ingest.corpus import discover
-
-    try:
-        return len(discover(corpus))
-    except Exception:  # noqa: BLE001 - the scan itself reports what cannot be read
-        return None
-
-
-def _connection(
-    store: str | None,
-    index_prefix: str | None,
-    cloud_id: str | None = None,
-    ca_certs: str | None = None,
-    fingerprint: str | None = None,
-    no_verify_certs: bool = False,
-    timeout: float | None = None,
-) -> ConnectionConfig:
-    """The store to use, from the flags and the environment (ingest.config)."""
-    check_environment()
-    return resolve(
-        store,
-        index_prefix=index_prefix,
-        cloud_id=cloud_id,
-        ca_certs=ca_certs,
-        ssl_assert_fingerprint=fingerprint,
-        verify_certs=not no_verify_certs,
-        timeout=timeout,
-    )
-
-
-def _announce(config: ConnectionConfig, as_json: bool) -> None:
-    """Say which store is used (stderr in human mode; the JSON output carries "store")."""
-    for warning in config.warnings:
-        err.print(f"[yellow]warning:[/yellow] {safe(warning)}")
-    if not as_json:
-        err.print(safe(config.describe()), style="dim")
-
-
-def _open_store(config: ConnectionConfig, settings=None, *, create: bool = True):
-    """``create=False`` for commands that only read: a mistyped SQLite path is an error, not a new empty index."""
-    from ingest.store import open_store
-
-    return open_store(config, settings=settings, create=create)
-
-
-def _corpus_dir(corpus: Path) -> Path:
-    if not corpus.is_dir():
-        raise CommandError(USAGE, f"{printable(str(corpus))}: not a folder (expected CORPUS/documents/…)")
-    if not (corpus / "documents").is_dir():
-        raise CommandError(USAGE, f"{printable(str(corpus))}: has no documents/ folder (see the README: corpus layout)")
-    return corpus
-
-
-def _labels_for(store, role: str) -> tuple[str, ...]:
-    from ingest.api import labels_for_role
-
-    return labels_for_role(store, role)
-
-
-def _as_of(value: str | None) -> date | None:
-    from ingest.pipeline import parse_as_of
-
-    try:
-        return parse_as_of(value)
-    except ValueError:
-        raise CommandError(USAGE, f"--as-of {value!r} is not a YYYY-MM-DD date (or 'any')") from None
 
 
 def _version_callback(value: bool) -> None:
@@ -325,8 +101,7 @@ def _version_callback(value: bool) -> None:
 
 
 def _debug_callback(value: bool) -> None:
-    global _debug
-    _debug = _debug or value
+    set_debug(value or debug_enabled())
 
 
 @app.callback()
@@ -343,9 +118,6 @@ def root(
     ),
 ) -> None:
     """ingest: every answer traceable to its passage, version and page."""
-
-
-# --- parse -------------------------------------------------------------------
 
 
 @app.command()
@@ -368,19 +140,7 @@ def parse(
             doc = parse_file(file)
         except UnreadableFile as exc:
             raise CommandError(FAILED, f"{file}: unreadable file: {exc}") from None
-        blocks = [
-            {
-                "kind": b.kind,
-                "level": b.level,
-                "section": b.section,
-                "heading_path": list(b.heading_path),
-                "start": b.start,
-                "end": b.end,
-                "pages": list(b.pages),
-                "text": doc.text[b.start : b.end],
-            }
-            for b in doc.blocks
-        ]
+        blocks = blocks_json(doc)
         if as_json:
             emit_json(
                 {
@@ -393,44 +153,7 @@ def parse(
                 }
             )
             return
-        out.print(f"[bold]{safe(file)}[/bold]  format {doc.format}, {len(doc.text)} characters, {len(blocks)} blocks")
-        out.print("[bold]metadata[/bold]")
-        for key, value in sorted(doc.metadata.items()):
-            out.print(f"  {key}: {escape(str(value))}")
-        out.print("[bold]blocks[/bold]")
-        for n, b in enumerate(blocks):
-            pages = f" p{b['pages'][0]}" + (f"-{b['pages'][-1]}" if len(b["pages"]) > 1 else "") if b["pages"] else ""
-            path = " › ".join(b["heading_path"])
-            first = b["text"].splitlines()[0] if b["text"] else ""
-            out.print(
-                f"  {n:>3} {b['kind']:<9} {b['start']:>6}-{b['end']:<6}{pages:<7} {escape(path)}  [dim]{escape(first[:60])}[/dim]"
-            )
-        if show_text:
-            out.print("[bold]text[/bold]")
-            out.print(escape(doc.text))
-
-
-# --- validate -----------------------------------------------------------------
-
-
-def _print_problems(problems) -> None:
-    for p in problems:
-        out.print(f"[red]✗ rejected[/red] {safe(p.source)}" + (f"  ({safe(p.doc_id)})" if p.doc_id else ""))
-        for line in p.problems:
-            out.print(f"    - {safe(line)}")
-
-
-def _write_junit(path: Path | None, *suites) -> None:
-    if path is None:
-        return
-    from ingest import junit
-
-    try:
-        junit.write(path, *suites)
-    except OSError as exc:
-        raise CommandError(
-            USAGE, f"--junit {printable(str(path))}: cannot write the report: {exc.strerror or exc}"
-        ) from None
+        print_parsed(file, doc, blocks, show_text)
 
 
 @app.command(epilog=CORPUS_ENV)
@@ -447,97 +170,35 @@ def validate(
     from ingest.corpus import scan_corpus
 
     with handled(as_json):
-        check_environment()
-        corpus = _corpus_dir(corpus)
+        config = command_config()
+        corpus = corpus_dir(corpus)
         settings = load_settings(corpus)
         started = time.perf_counter()
         with progress_bar(not as_json and not quiet, "validating") as bar:
-            task = bar.add_task("reading", total=_file_total(corpus)) if bar else None
-            scan = scan_corpus(corpus, settings, on_file=(lambda _: bar.advance(task)) if bar else None)
-        from ingest import junit
-
-        _write_junit(
+            on_file = bar.ticker("reading", file_total(corpus) if bar else None)
+            scan = scan_corpus(corpus, settings, on_file=on_file, **config.tuning_for(scan_corpus))
+        write_junit(
             junit_file,
             junit.documents_suite("validate", [(d.source, d.meta.key) for d in scan.documents], scan.problems),
         )
         if as_json:
             emit_json(scan.to_json())
         else:
-            if not quiet:
-                _print_problems(scan.problems)
-            if verbose:
-                for d in scan.documents:
-                    out.print(f"  [green]✓[/green] {safe(d.source)}  {safe(d.meta.key)}  {d.meta.access}")
-            formats = ", ".join(f"{n} {f}" for f, n in sorted(scan.formats.items()))
-            access = ", ".join(f"{n} {a}" for a, n in sorted(scan.access_counts().items()))
-            out.print(f"documents: {scan.seen} ({formats})")
-            out.print(f"valid: {len(scan.documents)}   rejected: {len(scan.rejected)}")
-            if not quiet:
-                out.print(f"access (valid): {access or '-'}")
-                if scan.defaulted_access:
-                    out.print(f"access defaulted from ingest.toml: {scan.defaulted_access} document(s)")
+            print_scan(scan, quiet, verbose)
             if verbose:
                 out.print(f"({time.perf_counter() - started:.2f}s)")
         if not scan.ok:
             raise typer.Exit(FAILED)
 
 
-# --- run ------------------------------------------------------------------------
-
-
-def _run_suite(result):
-    """One case per document the run saw: rejected ones and those with chunks the store refused fail."""
-    from ingest import junit
-
-    suite = junit.Suite("run")
-    refused: dict[str, list[str]] = {}
-    chunk_source = {c.chunk_id: doc.source for doc, chunks, _ in result.plan.to_write for c in chunks}
-    for e in result.errors:
-        refused.setdefault(chunk_source.get(e.id, "(unknown document)"), []).append(
-            f"chunk {e.id} refused by the store: {e.reason}"
-        )
-    for item in result.plan.items:
-        if item.action == "removed":
-            continue
-        reasons = refused.pop(item.source, [])
-        suite.add(item.source, f"ingest.run.{item.action}", reasons)
-    for p in result.plan.problems:
-        suite.add(
-            p.source + (f" ({p.doc_id})" if p.doc_id else ""), "ingest.run.rejected", list(p.problems) or ["rejected"]
-        )
-    for source, reasons in refused.items():
-        suite.add(source, "ingest.run.refused", reasons)
-    return suite
-
-
-def _print_plan(result, dry_run: bool, verbose: bool) -> None:
-    items = [i for i in result.plan.items if verbose or dry_run or i.action != "unchanged"]
-    if dry_run:
-        out.print("[bold]plan[/bold] (dry run: nothing written)")
-    if len(items) > PLAN_LINES and not verbose:
-        counts: dict[str, int] = {}
-        for item in result.plan.items:
-            counts[item.action] = counts.get(item.action, 0) + 1
-        summary = ", ".join(f"{n} {action}" for action, n in sorted(counts.items()))
-        out.print(f"  plan: {summary}  ({len(items)} lines with --verbose or in --json)")
-        return
-    for item in items:
-        counts_text = f"+{item.write} −{item.delete}" if item.write or item.delete else ""
-        reason = f"  {safe(item.reason)}" if item.reason else ""
-        out.print(f"  {item.action:<9} {safe(item.key):<40} {counts_text:<10}{reason}")
-
-
 @app.command(epilog=STORE_ENV + " " + RUN_ENV)
+@store_options
 def run(
     corpus: Path = typer.Argument(..., help="The corpus folder."),
-    store: str | None = StoreOpt,
-    index_prefix: str | None = PrefixOpt,
     chunker: str | None = typer.Option(
         None, "--chunker", help="structure (default), fixed or overlap; default from ingest.toml."
     ),
-    size: int | None = typer.Option(
-        None, "--size", help="Chunk size in words (default from ingest.toml, else 200)."
-    ),
+    size: int | None = typer.Option(None, "--size", help="Chunk size in words (default from ingest.toml, else 200)."),
     overlap: int | None = typer.Option(
         None, "--overlap", help="Words shared by consecutive windows (overlap chunker)."
     ),
@@ -554,120 +215,65 @@ def run(
         False, "--allow-empty", help="Allow an empty documents/ folder to remove every stored document."
     ),
     junit_file: Path | None = JunitOpt,
-    cloud_id: str | None = CloudOpt,
-    ca_certs: str | None = CaOpt,
-    fingerprint: str | None = FingerprintOpt,
-    no_verify_certs: bool = NoVerifyOpt,
-    timeout: float | None = TimeoutOpt,
+    flags: StoreFlags = NO_FLAGS,
     quiet: bool = QuietOpt,
     verbose: bool = VerboseOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Validate, chunk and write to the store: only what changed; what left the folder is deleted."""
-    with handled(as_json):
-        connection = _connection(store, index_prefix, cloud_id, ca_certs, fingerprint, no_verify_certs, timeout)
-    from ingest import pipeline
-
-    with handled(as_json, connection):
-        _announce(connection, as_json)
-        corpus = _corpus_dir(corpus)
+    # --strict first plans without writing; it writes (a second pass) only when nothing was rejected.
+    options = RunOptions(
+        full=full, dry_run=dry_run or strict, accept_edits=accept_edits, wait_s=wait, allow_empty=allow_empty
+    )
+    with store_command(flags, as_json) as (config, connection):
+        corpus = corpus_dir(corpus)
         settings = load_settings(corpus)
-        base = settings.chunking
-        chunking = ChunkSettings(
-            chunker or base.chunker,
-            base.size if size is None else size,
-            base.overlap if overlap is None else overlap,
-        )
-        check_chunking(chunking, "options")
-        target = _open_store(connection, settings)
+        chunking = chunking_with(settings.chunking, chunker, size, overlap, "options")
+        target = open_store(config, settings)
         try:
             with progress_bar(not as_json and not quiet, "indexing") as bar:
-                total_files = _file_total(corpus) if bar else None
-                write_task = None
-
-                def on_progress(done: int, total: int) -> None:
-                    nonlocal write_task
-                    if bar is None:
-                        return
-                    if write_task is None:
-                        write_task = bar.add_task("writing", total=total)
-                    bar.update(write_task, completed=done, total=total)
-
-                def execute(dry: bool):
-                    scan_task = bar.add_task("reading", total=total_files) if bar else None
-                    try:
-                        return pipeline.run(
-                            corpus,
-                            target,
-                            settings,
-                            chunking,
-                            full=full,
-                            dry_run=dry,
-                            accept_edits=accept_edits,
-                            lock_wait_s=wait,
-                            allow_empty=allow_empty,
-                            on_file=(lambda _: bar.advance(scan_task)) if bar else None,
-                            progress=on_progress,
-                        )
-                    finally:
-                        if bar is not None:
-                            bar.remove_task(scan_task)
-
-                result = execute(dry_run or strict)
+                total_files = file_total(corpus) if bar else None
+                start = functools.partial(run_pipeline, corpus, target, settings, chunking, config)
+                result = _execute(start, options, bar, total_files)
                 strict_refused = strict and not dry_run and bool(result.plan.problems)
                 if strict and not dry_run and not strict_refused:
-                    result = execute(False)
+                    writing = replace(options, dry_run=False)
+                    result = _execute(start, writing, bar, total_files)
         finally:
             target.close()
-        _write_junit(junit_file, _run_suite(result))
+        write_junit(junit_file, junit.run_suite(result))
         data = result.to_json()
         if strict_refused:
             data["strict"] = "refused: documents rejected, nothing written"
         if as_json:
             emit_json(data)
         else:
-            _print_problems(result.plan.problems)
-            for e in result.errors:
-                out.print(f"[red]✗ refused by the store[/red] chunk {e.id}: {safe(e.reason)}")
-            for warning in getattr(result, "warnings", None) or ():
-                err.print(f"[yellow]warning:[/yellow] {safe(warning)}")
-            if not quiet:
-                for line in result.plan.overrides:
-                    out.print(f"[yellow]! override[/yellow] {safe(line)}")
-                if not strict_refused:
-                    _print_plan(result, dry_run, verbose)
-            for change in data.get("access_repaired") or ():
-                out.print(f"[yellow]access repaired:[/yellow] {safe(change)}")
-            d, c = data["documents"], data["chunks"]
-            repaired = data["repaired"]
-            if repaired and any(repaired.values()):
-                out.print(
-                    f"repaired an interrupted run: {repaired['orphan_chunks']} orphan chunks deleted, {repaired['incomplete_documents']} incomplete documents redone"
-                )
-            if d["defaulted_access"] and not quiet:
-                out.print(f"access defaulted from ingest.toml: {d['defaulted_access']} document(s)")
-            if strict_refused:
-                out.print(f"[red]--strict:[/red] {d['rejected']} document(s) rejected; nothing written")
-            verb = "would be" if dry_run else ""
-            out.print(
-                f"documents: {d['seen']} seen, {d['indexed']} indexed, {d['unchanged']} unchanged, "
-                f"{d['rejected']} rejected, {d['removed']} removed"
-            )
-            out.print(f"chunks: {c['written']} written, {c['deleted']} deleted, {c['total']} total {verb}".rstrip())
-            if not quiet:
-                out.print(f"store: {safe(result.store)}   ({data['elapsed_s']:.2f}s)")
-            if verbose and d["seen"]:
-                out.print(
-                    f"timing: {data['elapsed_s'] / d['seen'] * 1000:.1f} ms per document, {c['written'] / max(data['elapsed_s'], 1e-9):.0f} chunks/s written"
-                )
+            print_run(result, data, dry_run=dry_run, strict_refused=strict_refused, quiet=quiet, verbose=verbose)
         if not result.ok:
             raise typer.Exit(FAILED)
 
 
-# --- search -------------------------------------------------------------------
+def _execute(start: Callable[..., RunResult], options: RunOptions, bar: Bar, total_files: int | None) -> RunResult:
+    """One pipeline run, with the reading and writing phases on the progress bar."""
+    write_task: TaskID | None = None
+
+    def on_progress(done: int, total: int) -> None:
+        nonlocal write_task
+        if bar.progress is None:
+            return
+        if write_task is None:
+            write_task = bar.progress.add_task("writing", total=total)
+        bar.progress.update(write_task, completed=done, total=total)
+
+    scan_task = bar.task("reading", total_files)
+    try:
+        return start(options, on_file=bar.advancer(scan_task), progress=on_progress)
+    finally:
+        bar.remove(scan_task)
 
 
 @app.command(epilog=STORE_ENV)
+@store_options
 def search(
     query: str = typer.Argument(..., help="Words to search for (BM25)."),
     top: int = typer.Option(5, "--top", "-k", min=1, max=1000, help="How many hits."),
@@ -678,44 +284,20 @@ def search(
         None, "--as-of", help="Only chunks in force on this date (YYYY-MM-DD; default today; 'any' for no date filter)."
     ),
     doc_id: str | None = typer.Option(None, "--doc-id", help="Only this document."),
-    store: str | None = StoreOpt,
-    index_prefix: str | None = PrefixOpt,
-    cloud_id: str | None = CloudOpt,
-    ca_certs: str | None = CaOpt,
-    fingerprint: str | None = FingerprintOpt,
-    no_verify_certs: bool = NoVerifyOpt,
-    timeout: float | None = TimeoutOpt,
+    flags: StoreFlags = NO_FLAGS,
     as_json: bool = JsonOpt,
 ) -> None:
     """BM25 search with the role's access and the as-of date applied inside the store."""
-    from ingest.api import Index
-
-    with handled(as_json):
-        connection = _connection(store, index_prefix, cloud_id, ca_certs, fingerprint, no_verify_certs, timeout)
-    with handled(as_json, connection):
-        _announce(connection, as_json)
-        day = _as_of(as_of)
-        index = Index(_open_store(connection, create=False), connection)
+    with store_command(flags, as_json) as (config, connection):
+        day = day_of(as_of)
+        index = Index(open_store(config, create=False), connection)
         try:
             index.store.check()
             hits = index.search(query, role=role, as_of=day, top=top, doc_id=doc_id)
         finally:
             index.close()
         if as_json:
-            keys = (
-                "chunk_id",
-                "doc_id",
-                "version",
-                "title",
-                "section",
-                "sections",
-                "pages",
-                "start",
-                "end",
-                "access",
-                "score",
-                "text",
-            )
+            keys = (*HIT_KEYS, "score", "text")
             emit_json(
                 {
                     "query": query,
@@ -726,56 +308,22 @@ def search(
                 }
             )
             return
-        if not hits:
-            out.print(f"no hits for {safe(repr(query))} (role {safe(role)}, as of {day or 'any date'})")
-            return
-        for n, hit in enumerate(hits, start=1):
-            c = hit.chunk
-            pages = f"  pages {c.pages[0]}-{c.pages[-1]}" if c.pages else ""
-            out.print(
-                f"[bold]{n}. {c.short_id}[/bold]  {safe(c.title)}  v{safe(c.version)}  § {safe(c.section or '-')}{pages}  score {hit.score:.2f}"
-            )
-            out.print(f"   {safe(_snippet(c.text))}")
-
-
-def _listing(values: list[str], most: int = 10) -> str:
-    return ", ".join(values[:most]) + (f", … ({len(values) - most} more)" if len(values) > most else "")
-
-
-def _snippet(text: str, width: int = 240) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
-# --- chunks / show --------------------------------------------------------------
-
-
-def chunk_line(c) -> str:
-    pages = ",".join(str(p) for p in c.pages) if c.pages else "-"
-    return f"{c.short_id} v{c.version} #{c.position} chars {c.start}-{c.end} pages {pages} | {c.word_count} words | {c.section}"
+        print_hits(hits, query, role, day)
 
 
 @app.command(epilog=STORE_ENV)
+@store_options
 def chunks(
     doc_id: str = typer.Argument(..., help="The document's doc_id."),
     version: str | None = typer.Option(None, "--version", help="Only this version (default: every stored version)."),
-    store: str | None = StoreOpt,
-    index_prefix: str | None = PrefixOpt,
-    cloud_id: str | None = CloudOpt,
-    ca_certs: str | None = CaOpt,
-    fingerprint: str | None = FingerprintOpt,
-    no_verify_certs: bool = NoVerifyOpt,
-    timeout: float | None = TimeoutOpt,
+    flags: StoreFlags = NO_FLAGS,
     as_json: bool = JsonOpt,
 ) -> None:
     """A document's chunks in order: short_id vV #pos chars S-E pages P | N words | section."""
     from ingest.store import require_ingest_index
 
-    with handled(as_json):
-        connection = _connection(store, index_prefix, cloud_id, ca_certs, fingerprint, no_verify_certs, timeout)
-    with handled(as_json, connection):
-        _announce(connection, as_json)
-        target = _open_store(connection, create=False)
+    with store_command(flags, as_json) as (config, connection):
+        target = open_store(config, create=False)
         try:
             target.check()
             found = target.document_chunks(doc_id, version)
@@ -795,34 +343,27 @@ def chunks(
 
 
 @app.command(epilog=STORE_ENV)
+@store_options
 def show(
     chunk_id: str = typer.Argument(..., help="A chunk ID or any unique prefix of 8+ characters."),
     context: int = typer.Option(
         0, "--context", "-C", min=0, help="Also show N neighbours each side (same document version)."
     ),
-    store: str | None = StoreOpt,
-    index_prefix: str | None = PrefixOpt,
-    cloud_id: str | None = CloudOpt,
-    ca_certs: str | None = CaOpt,
-    fingerprint: str | None = FingerprintOpt,
-    no_verify_certs: bool = NoVerifyOpt,
-    timeout: float | None = TimeoutOpt,
+    flags: StoreFlags = NO_FLAGS,
     as_json: bool = JsonOpt,
 ) -> None:
     """The full record of a chunk and its citation; --context N adds its neighbours."""
     from ingest.store import require_ingest_index
     from ingest.store.base import ChunkNotFound
 
-    with handled(as_json):
-        connection = _connection(store, index_prefix, cloud_id, ca_certs, fingerprint, no_verify_certs, timeout)
-    with handled(as_json, connection):
-        _announce(connection, as_json)
+    with store_command(flags, as_json) as (config, connection):
         if len(chunk_id.strip()) < MIN_PREFIX or not all(ch in "0123456789abcdefABCDEF" for ch in chunk_id.strip()):
             raise CommandError(
                 USAGE,
-                f"{printable(repr(chunk_id))} is not a chunk ID: give the ID or a prefix of {MIN_PREFIX}+ hex characters",
+                f"{printable(repr(chunk_id))} is not a chunk ID: "
+                f"give the ID or a prefix of {MIN_PREFIX}+ hex characters",
             )
-        target = _open_store(connection, create=False)
+        target = open_store(config, create=False)
         try:
             target.check()
             try:
@@ -844,55 +385,31 @@ def show(
                 }
             )
             return
-        out.print(f"[bold]{safe(chunk.citation())}[/bold]")
-        for key, value in chunk.to_json().items():
-            if key != "text":
-                out.print(
-                    f"  {key}: {safe(json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else str(value))}"
-                )
-        for c in before:
-            out.print(f"[dim]── #{c.position} {c.short_id} § {safe(c.section)}[/dim]")
-            out.print(f"[dim]{safe(c.text, keep_newlines=True)}[/dim]")
-        out.print(f"[bold]── #{chunk.position} {chunk.short_id} § {safe(chunk.section)}[/bold]")
-        out.print(safe(chunk.text, keep_newlines=True))
-        for c in after:
-            out.print(f"[dim]── #{c.position} {c.short_id} § {safe(c.section)}[/dim]")
-            out.print(f"[dim]{safe(c.text, keep_newlines=True)}[/dim]")
-
-
-# --- verify / eval / stats -------------------------------------------------------
+        print_chunk(chunk, before, after)
 
 
 @app.command(epilog=STORE_ENV + " " + CORPUS_ENV)
+@store_options
 def verify(
     corpus: Path = typer.Argument(..., help="The corpus folder the store was built from."),
-    store: str | None = StoreOpt,
-    index_prefix: str | None = PrefixOpt,
-    cloud_id: str | None = CloudOpt,
-    ca_certs: str | None = CaOpt,
-    fingerprint: str | None = FingerprintOpt,
-    no_verify_certs: bool = NoVerifyOpt,
-    timeout: float | None = TimeoutOpt,
+    flags: StoreFlags = NO_FLAGS,
     quiet: bool = QuietOpt,
     verbose: bool = VerboseOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Re-parse every source: every stored chunk must equal its characters; store and folder agree."""
-    with handled(as_json):
-        connection = _connection(store, index_prefix, cloud_id, ca_certs, fingerprint, no_verify_certs, timeout)
     from ingest import pipeline
 
-    with handled(as_json, connection):
-        _announce(connection, as_json)
-        corpus = _corpus_dir(corpus)
+    with store_command(flags, as_json) as (config, connection):
+        corpus = corpus_dir(corpus)
         settings = load_settings(corpus)
-        target = _open_store(connection, settings, create=False)
+        target = open_store(config, settings, create=False)
         started = time.perf_counter()
         try:
             with progress_bar(not as_json and not quiet, "verifying") as bar:
-                task = bar.add_task("re-reading", total=_file_total(corpus)) if bar else None
+                on_file = bar.ticker("re-reading", file_total(corpus) if bar else None)
                 result = pipeline.verify(
-                    corpus, target, settings, on_file=(lambda _: bar.advance(task)) if bar else None
+                    corpus, target, settings, on_file=on_file, **config.tuning_for(pipeline.verify)
                 )
         finally:
             target.close()
@@ -900,33 +417,7 @@ def verify(
         if as_json:
             emit_json({**data, "store": connection.display})
         else:
-            out.print(f"chunks checked: {result.chunks}")
-            for name in (
-                "untraceable",
-                "missing_in_store",
-                "stale_in_store",
-                "orphan_chunks",
-                "incomplete_documents",
-                "metadata_mismatch",
-                "access_layout",
-            ):
-                values = data[name]
-                if quiet and not values:
-                    continue
-                mark = "[green]✓[/green]" if not values else "[red]✗[/red]"
-                shown = values if verbose else _listing(values)
-                out.print(
-                    f"{mark} {name.replace('_', ' ')}: {len(values)}"
-                    + (f"  {safe(shown if isinstance(shown, str) else ', '.join(shown))}" if values else "")
-                )
-            if result.edited_in_folder and not quiet:
-                out.print(
-                    f"[yellow]![/yellow] edited in the folder without a version bump: {len(result.edited_in_folder)}  "
-                    f"{safe(_listing(result.edited_in_folder))}\n"
-                    "  (the store keeps citing the bytes it indexed; bump the version, or `ingest run --accept-edits`)"
-                )
-            if result.problems and not quiet:
-                out.print(f"(rejected documents in the folder, not checked: {len(result.problems)})")
+            print_verify(result, data, quiet, verbose)
             if verbose:
                 out.print(f"({time.perf_counter() - started:.2f}s)")
         if not result.ok:
@@ -934,6 +425,7 @@ def verify(
 
 
 @app.command(name="eval", epilog=STORE_ENV)
+@store_options
 def eval_(
     questions: Path = typer.Argument(..., help="questions.yaml"),
     top: int = typer.Option(5, "--top", "-k", min=1, help="k for hit@k."),
@@ -947,112 +439,61 @@ def eval_(
     ),
     max_leaks: int = typer.Option(0, "--max-leaks", min=0, help="Gate: exit 1 when more leaks than this."),
     junit_file: Path | None = JunitOpt,
-    store: str | None = StoreOpt,
-    index_prefix: str | None = PrefixOpt,
-    cloud_id: str | None = CloudOpt,
-    ca_certs: str | None = CaOpt,
-    fingerprint: str | None = FingerprintOpt,
-    no_verify_certs: bool = NoVerifyOpt,
-    timeout: float | None = TimeoutOpt,
+    flags: StoreFlags = NO_FLAGS,
     quiet: bool = QuietOpt,
     verbose: bool = VerboseOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """hit@k and MRR overall and per category, the missed questions, and every leak; with the
     gates, exit 1 below --min-hit-at-k or above --max-leaks (an empty store never passes)."""
-    from ingest.api import Index, QueryTooLarge, check_query
     from ingest.evaluate import evaluate, gate_failures, load_questions
     from ingest.store import require_ingest_index
 
-    with handled(as_json):
-        connection = _connection(store, index_prefix, cloud_id, ca_certs, fingerprint, no_verify_certs, timeout)
-    with handled(as_json, connection):
-        _announce(connection, as_json)
+    with store_command(flags, as_json) as (config, connection):
         qs = load_questions(questions)
-        index = Index(_open_store(connection, create=False), connection)
+        index = Index(open_store(config, create=False), connection)
         started = time.perf_counter()
         try:
             index.store.check()
-
-            def ask(q):
-                try:
-                    check_query(q.question)
-                except QueryTooLarge as exc:
-                    raise CommandError(USAGE, f"question {q.id}: {exc}") from None
-                return index.store.search(
-                    q.question, index.labels_for(q.role), q.as_of or date.today(), top=top, role=q.role
-                )
-
-            result = evaluate(qs, ask, index.labels_for, k=top)
+            result = evaluate(qs, functools.partial(_ask, index, top), index.labels_for, k=top)
             if qs and result.returned == 0:
                 require_ingest_index(index.store)
         finally:
             index.close()
         failures = gate_failures(result, min_hit_at_k, max_leaks)
-        from ingest import junit
-
-        _write_junit(junit_file, junit.questions_suite(result, failures))
+        write_junit(junit_file, junit.questions_suite(result, failures))
         if as_json:
-            emit_json(
-                {
-                    **result.to_json(),
-                    "store": connection.display,
-                    "gate": {"passed": not failures, "failures": failures},
-                }
-            )
+            data = {**result.to_json(), "store": connection.display}
+            emit_json({**data, "gate": {"passed": not failures, "failures": failures}})
         else:
-            scored = result.questions - result.no_answer
-            out.print(
-                f"questions: {result.questions}   hit@{top}: {result.hit_at_k:.3f}   MRR: {result.mrr:.3f}"
-                f"   (over the {scored} questions with relevant passages)"
-            )
-            if not quiet:
-                for cat, values in result.by_category.items():
-                    out.print(
-                        f"  {safe(cat):<14} {values['questions']:>3} questions   hit@{top} {values['hit_at_k']:.3f}"
-                    )
-                out.print(f"missed: {safe(', '.join(result.missed)) or '-'}")
+            print_eval(result, failures, top, quiet, verbose)
             if verbose:
-                for o in result.outcomes:
-                    mark = "[green]✓[/green]" if o.passed else "[red]✗[/red]"
-                    rank = f"rank {o.rank}" if o.rank else "-"
-                    out.print(
-                        f"  {mark} {safe(o.id)} ({safe(o.role)}) {rank}"
-                        + "".join(f"\n      {safe(r)}" for r in o.reasons)
-                    )
                 out.print(f"({time.perf_counter() - started:.2f}s)")
-            if result.leaks:
-                for leak in result.leaks:
-                    out.print(
-                        f"[red]LEAK[/red] {safe(leak['id'])}: {leak['chunk_id'][:12]} from {safe(leak['doc_id'])}"
-                    )
-            else:
-                out.print("leaks: 0")
-            for failure in failures:
-                out.print(f"[red]✗ gate:[/red] {safe(failure)}")
+            print_leaks_and_gate(result, failures)
         if failures:
             raise typer.Exit(FAILED)
 
 
+def _ask(index: Index, top: int, q: Question) -> list[Hit]:
+    """One evaluation question, searched as its role on its date (the same limits as ``search``)."""
+    try:
+        check_query(q.question)
+    except QueryTooLarge as exc:
+        raise CommandError(USAGE, f"question {q.id}: {exc}") from None
+    hits: list[Hit] = index.store.search(
+        q.question, index.labels_for(q.role), q.as_of or date.today(), top=top, role=q.role
+    )
+    return hits
+
+
 @app.command(epilog=STORE_ENV)
-def stats(
-    store: str | None = StoreOpt,
-    index_prefix: str | None = PrefixOpt,
-    cloud_id: str | None = CloudOpt,
-    ca_certs: str | None = CaOpt,
-    fingerprint: str | None = FingerprintOpt,
-    no_verify_certs: bool = NoVerifyOpt,
-    timeout: float | None = TimeoutOpt,
-    as_json: bool = JsonOpt,
-) -> None:
+@store_options
+def stats(flags: StoreFlags = NO_FLAGS, as_json: bool = JsonOpt) -> None:
     """Counts in the store by access, status, format and version."""
     from ingest.store import require_ingest_index
 
-    with handled(as_json):
-        connection = _connection(store, index_prefix, cloud_id, ca_certs, fingerprint, no_verify_certs, timeout)
-    with handled(as_json, connection):
-        _announce(connection, as_json)
-        target = _open_store(connection, create=False)
+    with store_command(flags, as_json) as (config, _connection):
+        target = open_store(config, create=False)
         try:
             target.check()
             counts = target.counts()
@@ -1065,42 +506,41 @@ def stats(
             decoded = {k: (json.loads(v) if k in ("labels", "roles") else v) for k, v in meta.items()}
             emit_json({"store": target.name, **counts, "meta": decoded})
             return
-        totals = counts.pop("totals")
-        out.print(f"store: {safe(target.name)}   documents: {totals['documents']}   chunks: {totals['chunks']}")
-        if meta:
-            out.print(
-                f"built {safe(meta.get('built_at', '?'))} with chunker {safe(meta.get('chunker'))} size {safe(meta.get('size'))}, parser v{safe(meta.get('parser_version'))}"
-            )
-        for field, values in counts.items():
-            out.print(f"chunks by {field}: " + (", ".join(f"{safe(k)} {v}" for k, v in values.items()) or "-"))
+        print_stats(target.name, counts, meta)
+
+
+def _click_exception() -> type[Exception]:
+    """typer >= 0.20 carries its own click; older ones use click itself."""
+    import importlib
+
+    try:
+        module = importlib.import_module("typer._click.exceptions")
+    except ImportError:  # pragma: no cover
+        module = importlib.import_module("click.exceptions")
+    found: type[Exception] = module.ClickException
+    return found
 
 
 def main() -> None:
     """The console script: typer's app, with its own usage errors (a missing argument, --top 0)
     also given as one JSON object on stdout when --json was asked for; anything unexpected is
     exit 4 with one line (the traceback with --debug anywhere on the line, or INGEST_DEBUG=1)."""
-    global _debug
-    try:  # typer >= 0.20 carries its own click; older ones use click itself
-        from typer._click.exceptions import ClickException
-    except ImportError:  # pragma: no cover
-        from click.exceptions import ClickException
-
+    click_exception = _click_exception()
     args = sys.argv[1:]
     if "--debug" in args:  # accepted after the command too: `ingest run corpus --debug`
-        _debug = True
-        args = [a for a in args if a != "--debug"]
+        args = ["--debug", *(a for a in args if a != "--debug")]
     try:
         code = app(args=args, prog_name="ingest", standalone_mode=False)
-    except ClickException as exc:
+    except click_exception as exc:
         if "--json" in args:
-            emit_json({"error": exc.format_message(), "exit_code": exc.exit_code})
-        exc.show()
-        sys.exit(exc.exit_code)
+            emit_json({"error": exc.format_message(), "exit_code": exc.exit_code})  # type: ignore[attr-defined]
+        exc.show()  # type: ignore[attr-defined]
+        sys.exit(exc.exit_code)  # type: ignore[attr-defined]
     except (typer.Abort, KeyboardInterrupt):
         err.print("aborted")
         sys.exit(130)
     except Exception as exc:  # noqa: BLE001 - outside any command's handler: still one line
-        if _debug or debug_enabled():
+        if "--debug" in args or debug_enabled():
             traceback.print_exc(file=sys.stderr)
         message = f"internal error (a bug in ingest {__version__}): {type(exc).__name__}: {exc}"
         if "--json" in args:

@@ -1,8 +1,9 @@
-"""Where the store is and how to reach it: resolved once, at the edge, then passed down.
+"""Configuration, resolved once at the edge (the CLI, the Python API) and passed down as arguments.
 
-This module is the only place that reads the connection environment variables. The result is a
-frozen :class:`ConnectionConfig`; the CLI builds it from its flags, the Python API from its
-arguments, and ``ElasticsearchStore`` from its URL when built directly.
+The only module in ``ingest`` that reads the environment, and only when called (never at import).
+Precedence: command-line flags / API arguments > environment > the corpus's ``ingest.toml``
+(chunking and search, read by :mod:`ingest.settings`) > defaults. :class:`Config` carries the
+connection (:class:`ConnectionConfig`) and the tuning knobs (workers, write batch size, debug).
 
 Which store, first match wins (documented in the README, "Connections"):
 
@@ -15,6 +16,8 @@ Which store, first match wins (documented in the README, "Connections"):
 Credentials: ``ES_API_KEY`` (else ``ELASTIC_API_KEY``), else ``ES_USERNAME``/``ES_PASSWORD``; a
 ``user:password@`` in the URL also works. TLS: ``ES_CA_CERTS`` / ``--ca-certs``,
 ``--ssl-assert-fingerprint`` (``ES_SSL_ASSERT_FINGERPRINT``), ``--no-verify-certs`` (loud).
+Tuning: ``INGEST_WORKERS`` (parser processes), ``INGEST_WRITE_BATCH_CHUNKS`` (chunks per write
+batch), ``INGEST_ES_ANALYZER`` (the BM25 analyzer), ``INGEST_TIMEOUT``, ``INGEST_DEBUG``.
 
 Connections are deliberately not read from a corpus's ``ingest.toml``: a corpus folder is
 content, it moves between machines and clusters, and credentials do not belong in it.
@@ -22,9 +25,11 @@ content, it moves between machines and clusters, and credentials do not belong i
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 from urllib.parse import urlsplit
 
 DEFAULT_SQLITE = ".ingest/index.sqlite"
@@ -35,11 +40,48 @@ DEFAULT_PREFIX = "ingest"
 # distribution, absent from the integ-test one).
 BUILTIN_ANALYZERS = frozenset(
     ["standard", "simple", "whitespace", "stop", "keyword", "pattern", "fingerprint"]
-    + ["arabic", "armenian", "basque", "bengali", "brazilian", "bulgarian", "catalan", "cjk", "czech", "danish", "dutch", "english", "estonian", "finnish", "french", "galician", "german", "greek", "hindi", "hungarian", "indonesian", "irish", "italian", "latvian", "lithuanian", "norwegian", "persian", "portuguese", "romanian", "russian", "serbian", "sorani", "spanish", "swedish", "turkish", "thai"]
+    + [
+        "arabic",
+        "armenian",
+        "basque",
+        "bengali",
+        "brazilian",
+        "bulgarian",
+        "catalan",
+        "cjk",
+        "czech",
+        "danish",
+        "dutch",
+        "english",
+        "estonian",
+        "finnish",
+        "french",
+        "galician",
+        "german",
+        "greek",
+        "hindi",
+        "hungarian",
+        "indonesian",
+        "irish",
+        "italian",
+        "latvian",
+        "lithuanian",
+        "norwegian",
+        "persian",
+        "portuguese",
+        "romanian",
+        "russian",
+        "serbian",
+        "sorani",
+        "spanish",
+        "swedish",
+        "turkish",
+        "thai",
+    ]
 )
 
-# Integer variables read elsewhere at import time: checked here first, so a typo is a
-# configuration error naming the variable (exit 2), never a traceback.
+# Whole-number tuning variables and their minimum: a typo is a configuration error naming the
+# variable (exit 2), never a traceback.
 INTEGER_VARIABLES = {
     "INGEST_WRITE_BATCH_CHUNKS": 1,
     "INGEST_WORKERS": 1,
@@ -124,6 +166,17 @@ def without_credentials(url: str) -> str:
     return f"{scheme}://{host.rsplit('@', 1)[-1]}{slash}{path}"
 
 
+def _reader(environ: Mapping[str, str] | None) -> Callable[[str], str | None]:
+    """A variable's stripped value, None when unset or blank; the environment read when called."""
+    env = os.environ if environ is None else environ
+
+    def var(name: str) -> str | None:
+        value = env.get(name)
+        return value.strip() if value and value.strip() else None
+
+    return var
+
+
 def resolve(
     store: str | None = None,
     *,
@@ -136,64 +189,28 @@ def resolve(
     environ: Mapping[str, str] | None = None,
 ) -> ConnectionConfig:
     """Arguments (flags) > environment > defaults, checked: a bad value raises ConfigError."""
-    env = os.environ if environ is None else environ
-
-    def var(name: str) -> str | None:
-        value = env.get(name)
-        return value.strip() if value and value.strip() else None
-
-    if store and cloud_id:
-        raise ConfigError("--store and --cloud-id both given: use one")
-    if store:
-        url, source = store, "--store"
-    elif cloud_id:
-        url, source = "", "--cloud-id"
-    elif var("INGEST_STORE"):
-        url, source = var("INGEST_STORE"), "INGEST_STORE"
-    elif var("ELASTIC_CLOUD_ID"):
-        url, source, cloud_id = "", "ELASTIC_CLOUD_ID", var("ELASTIC_CLOUD_ID")
-    elif var("ELASTICSEARCH_URL"):
-        url, source = var("ELASTICSEARCH_URL"), "ELASTICSEARCH_URL"
-    else:
-        url, source = f"sqlite:///{DEFAULT_SQLITE}", "default"
-    assert url is not None
-    url = url.strip()
+    var = _reader(environ)
+    url, source, cloud_id = _which_store(store, cloud_id, var)
     if url:
         check_url(url, source)
     if cloud_id is not None:
         check_cloud_id(cloud_id, source)
-
-    prefix = index_prefix or var("INGEST_INDEX_PREFIX") or DEFAULT_PREFIX
-    analyzer = var("INGEST_ES_ANALYZER")
-    if analyzer is not None and analyzer not in BUILTIN_ANALYZERS:
-        raise ConfigError(
-            f"INGEST_ES_ANALYZER={analyzer!r} is not a built-in Elasticsearch analyzer "
-            f"(e.g. standard, english, german; see the README)"
-        )
-    if timeout is None and var("INGEST_TIMEOUT"):
-        timeout = _positive_float("INGEST_TIMEOUT", var("INGEST_TIMEOUT"))
-    elif timeout is not None:
+    if timeout is not None:
         timeout = _positive_float("--timeout", str(timeout))
-    fingerprint = ssl_assert_fingerprint or var("ES_SSL_ASSERT_FINGERPRINT")
-    if fingerprint is not None:
-        digits = fingerprint.replace(":", "").lower()
-        if len(digits) != 64 or any(c not in "0123456789abcdef" for c in digits):
-            raise ConfigError(
-                f"--ssl-assert-fingerprint {fingerprint!r}: expected the certificate's SHA-256 fingerprint "
-                "(64 hex digits, colons allowed)"
-            )
+    elif var("INGEST_TIMEOUT"):
+        timeout = _positive_float("INGEST_TIMEOUT", var("INGEST_TIMEOUT") or "")
     config = ConnectionConfig(
         url=url,
         source=source,
-        index_prefix=prefix,
+        index_prefix=index_prefix or var("INGEST_INDEX_PREFIX") or DEFAULT_PREFIX,
         cloud_id=cloud_id,
         api_key=var("ES_API_KEY") or var("ELASTIC_API_KEY"),
         username=var("ES_USERNAME"),
-        password=env.get("ES_PASSWORD"),
+        password=(os.environ if environ is None else environ).get("ES_PASSWORD"),  # kept as typed
         ca_certs=ca_certs or var("ES_CA_CERTS"),
-        ssl_assert_fingerprint=fingerprint,
+        ssl_assert_fingerprint=_checked_fingerprint(ssl_assert_fingerprint or var("ES_SSL_ASSERT_FINGERPRINT")),
         verify_certs=True if verify_certs is None else verify_certs,
-        analyzer=analyzer,
+        analyzer=_checked_analyzer(var("INGEST_ES_ANALYZER")),
         timeout=timeout,
     )
     if config.kind == "sqlite" and config.cloud_id:
@@ -205,12 +222,49 @@ def resolve(
     return config
 
 
+def _which_store(
+    store: str | None, cloud_id: str | None, var: Callable[[str], str | None]
+) -> tuple[str, str, str | None]:
+    """(url, where it came from, cloud ID): the first of the documented sources that is set."""
+    if store and cloud_id:
+        raise ConfigError("--store and --cloud-id both given: use one")
+    if store:
+        return store.strip(), "--store", None
+    if cloud_id:
+        return "", "--cloud-id", cloud_id
+    for name in ("INGEST_STORE", "ELASTIC_CLOUD_ID", "ELASTICSEARCH_URL"):
+        value = var(name)
+        if value:
+            return ("", name, value) if name == "ELASTIC_CLOUD_ID" else (value, name, None)
+    return f"sqlite:///{DEFAULT_SQLITE}", "default", None
+
+
+def _checked_analyzer(analyzer: str | None) -> str | None:
+    if analyzer is not None and analyzer not in BUILTIN_ANALYZERS:
+        raise ConfigError(
+            f"INGEST_ES_ANALYZER={analyzer!r} is not a built-in Elasticsearch analyzer "
+            f"(e.g. standard, english, german; see the README)"
+        )
+    return analyzer
+
+
+def _checked_fingerprint(fingerprint: str | None) -> str | None:
+    if fingerprint is not None:
+        digits = fingerprint.replace(":", "").lower()
+        if len(digits) != 64 or any(c not in "0123456789abcdef" for c in digits):
+            raise ConfigError(
+                f"--ssl-assert-fingerprint {fingerprint!r}: expected the certificate's SHA-256 fingerprint "
+                "(64 hex digits, colons allowed)"
+            )
+    return fingerprint
+
+
 def from_url(url: str, index_prefix: str | None = None, environ: Mapping[str, str] | None = None) -> ConnectionConfig:
     """The configuration of an explicit URL, with credentials and TLS from the environment."""
     return resolve(url, index_prefix=index_prefix, environ=environ)
 
 
-def with_store(config: ConnectionConfig, **changes) -> ConnectionConfig:
+def with_store(config: ConnectionConfig, **changes: Any) -> ConnectionConfig:
     return replace(config, **changes)
 
 
@@ -251,24 +305,76 @@ def check_cloud_id(cloud_id: str, source: str) -> None:
         raise ConfigError(f"{source}={cloud_id!r}: not an Elastic Cloud ID (name:base64 from the Cloud console)")
 
 
+@dataclass(frozen=True)
+class Config:
+    """Everything a command takes from outside its own arguments, resolved once at the edge and
+    handed down as keyword arguments (never re-read from the environment below)."""
+
+    connection: ConnectionConfig | None = None  # None: the command uses no store
+    workers: int | None = None  # parser processes; None: one per core (at most 8)
+    write_batch_chunks: int | None = None  # chunks per write batch; None: the pipeline's default
+    debug: bool = False  # tracebacks for internal errors
+
+    @property
+    def analyzer(self) -> str | None:
+        """The BM25 analyzer override (INGEST_ES_ANALYZER); None: the one of [search] language."""
+        return self.connection.analyzer if self.connection else None
+
+    def tuning_for(self, func: Callable[..., Any]) -> dict[str, Any]:
+        """The tuning keywords (``workers``, ``write_batch_chunks``) ``func`` takes, to pass down.
+
+        Merge bridge while the library learns them: a keyword ``func`` does not take yet is left
+        out, and ``func`` keeps its own default for it."""
+        values = {"workers": self.workers, "write_batch_chunks": self.write_batch_chunks}
+        accepted = inspect.signature(func).parameters
+        return {name: value for name, value in values.items() if name in accepted and value is not None}
+
+
+def load(
+    connection: ConnectionConfig | None = None,
+    *,
+    workers: int | None = None,
+    write_batch_chunks: int | None = None,
+    debug: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> Config:
+    """Arguments > environment > defaults for the tuning knobs, each checked (ConfigError names it)."""
+    var = _reader(environ)
+    return Config(
+        connection=connection,
+        workers=workers if workers is not None else _whole_number("INGEST_WORKERS", var("INGEST_WORKERS")),
+        write_batch_chunks=write_batch_chunks
+        if write_batch_chunks is not None
+        else _whole_number("INGEST_WRITE_BATCH_CHUNKS", var("INGEST_WRITE_BATCH_CHUNKS")),
+        debug=debug or debug_enabled(environ),
+    )
+
+
 def check_environment(environ: Mapping[str, str] | None = None) -> None:
-    """Integer variables read by other modules at import time: a bad one is exit 2, named."""
-    env = os.environ if environ is None else environ
-    for name, minimum in INTEGER_VARIABLES.items():
-        value = env.get(name)
-        if value is None or not value.strip():
-            continue
-        try:
-            number = int(value.strip())
-        except ValueError:
-            raise ConfigError(f"{name}={value!r} is not a whole number") from None
-        if number < minimum:
-            raise ConfigError(f"{name}={value!r} must be at least {minimum}")
+    """The integer variables: a bad one is a ConfigError (exit 2) naming the variable and value."""
+    var = _reader(environ)
+    for name in INTEGER_VARIABLES:
+        _whole_number(name, var(name))
+
+
+def _whole_number(name: str, value: str | None) -> int | None:
+    if value is None:
+        return None
+    minimum = INTEGER_VARIABLES[name]
+    try:
+        number = int(value)
+    except ValueError:
+        raise ConfigError(
+            f"{name}={value!r} is not a whole number ({name} must be a whole number ≥ {minimum})"
+        ) from None
+    if number < minimum:
+        raise ConfigError(f"{name}={value!r} must be at least {minimum}")
+    return number
 
 
 def debug_enabled(environ: Mapping[str, str] | None = None) -> bool:
-    env = os.environ if environ is None else environ
-    return env.get("INGEST_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
+    """INGEST_DEBUG=1 (or true, yes, on)."""
+    return (_reader(environ)("INGEST_DEBUG") or "").lower() in ("1", "true", "yes", "on")
 
 
 def _positive_float(key: str, value: str) -> float:

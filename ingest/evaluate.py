@@ -1,4 +1,5 @@
-"""Retrieval evaluation over ``questions.yaml``: hit@k, MRR, per category, misses and leaks."""
+"""Retrieval evaluation, owned here: ``questions.yaml`` read and checked; hit@k, MRR, per category,
+misses, leaks and the CI gates."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import yaml
 
 from ingest import safe_yaml
 from ingest.model import Hit
+from ingest.settings import SettingsError
 
 
 class QuestionsError(Exception):
@@ -140,62 +142,38 @@ def evaluate(
     k: int = 5,
 ) -> EvalResult:
     """``search(question)`` returns the top k for the question's role and as-of date."""
-    scored = hits_total = 0
-    rr_total = 0.0
     by_cat: dict[str, dict[str, Any]] = {}
-    missed, leaks = [], []
+    leaks: list[dict[str, str]] = []
+    missed: list[str] = []
     outcomes: list[QuestionOutcome] = []
     returned = 0
     for q in questions:
         try:
             allowed = set(labels_for_role(q.role))
-        except Exception as exc:  # an unknown role: name the question that asked for it
+        except (ValueError, LookupError, SettingsError) as exc:  # an unknown role: name the question asking
             raise QuestionsError(f"question {q.id}: {exc}") from None
         hits = search(q)[:k]
         returned += len(hits)
-        reasons: list[str] = []
-        for hit in hits:
-            # A leak is a chunk above the role: a forbidden document the role may read is a
-            # wrong answer (below), not a leak.
-            if hit.chunk.access not in allowed:
-                leaks.append({"id": q.id, "chunk_id": hit.chunk.chunk_id, "doc_id": hit.chunk.doc_id})
-                reasons.append(
-                    f"LEAK: chunk {hit.chunk.chunk_id} of {hit.chunk.doc_id} (access {hit.chunk.access}) "
-                    f"returned to role {q.role}"
-                )
+        outcome, found_leaks = judge(q, hits, allowed, k)
+        outcomes.append(outcome)
+        leaks.extend(found_leaks)
+        # A no-answer question is answered when nothing forbidden came back; leaks do not make it a miss.
+        missed_it = outcome.rank is None if q.relevant else bool(_forbidden(q, hits))
+        if missed_it:
+            missed.append(q.id)
         cat = by_cat.setdefault(q.category, {"questions": 0, "hits": 0})
         cat["questions"] += 1
-        if not q.relevant:
-            # A no-answer question is answered when nothing forbidden came back.
-            forbidden = sorted({h.chunk.doc_id for h in hits if h.chunk.doc_id in q.forbidden})
-            ok = not forbidden
-            cat["hits"] += ok
-            if not ok:
-                missed.append(q.id)
-                reasons.append(f"forbidden document(s) returned: {', '.join(forbidden)}")
-            outcomes.append(QuestionOutcome(q.id, q.category, q.role, None, not reasons, tuple(reasons)))
-            continue
-        scored += 1
-        rank = next((i for i, h in enumerate(hits, start=1) if is_hit(h, q.relevant)), None)
-        wanted = ", ".join(f"{r.doc_id}@{r.version or '*'} § {r.section or '*'}" for r in q.relevant)
-        got = ", ".join(f"{h.chunk.doc_id}@{h.chunk.version} § {h.chunk.section}" for h in hits) or "nothing"
-        if rank is None:
-            reasons.insert(0, f"missed: no relevant passage in the top {k} (wanted {wanted}; got {got})")
-        outcomes.append(QuestionOutcome(q.id, q.category, q.role, rank, not reasons, tuple(reasons)))
-        if rank is None:
-            missed.append(q.id)
-        else:
-            hits_total += 1
-            rr_total += 1.0 / rank
-            cat["hits"] += 1
+        cat["hits"] += not missed_it
     for cat in by_cat.values():
         cat["hit_at_k"] = round(cat["hits"] / cat["questions"], 4) if cat["questions"] else 0.0
         del cat["hits"]
+    ranks = [o.rank for o, q in zip(outcomes, questions, strict=True) if q.relevant]
+    scored = len(ranks)
     return EvalResult(
         k=k,
         questions=len(questions),
-        hit_at_k=hits_total / scored if scored else 0.0,
-        mrr=rr_total / scored if scored else 0.0,
+        hit_at_k=sum(1 for r in ranks if r is not None) / scored if scored else 0.0,
+        mrr=sum(1.0 / r for r in ranks if r is not None) / scored if scored else 0.0,
         by_category=dict(sorted(by_cat.items())),
         missed=missed,
         leaks=leaks,
@@ -203,6 +181,36 @@ def evaluate(
         outcomes=outcomes,
         returned=returned,
     )
+
+
+def _forbidden(q: Question, hits: Sequence[Hit]) -> list[str]:
+    return sorted({h.chunk.doc_id for h in hits if h.chunk.doc_id in q.forbidden})
+
+
+def judge(q: Question, hits: Sequence[Hit], allowed: set[str], k: int) -> tuple[QuestionOutcome, list[dict[str, str]]]:
+    """One question's outcome (rank, passed, reasons) and its leaks."""
+    leaks: list[dict[str, str]] = []
+    reasons: list[str] = []
+    for hit in hits:
+        # A leak is a chunk above the role: a forbidden document the role may read is a
+        # wrong answer (below), not a leak.
+        if hit.chunk.access not in allowed:
+            leaks.append({"id": q.id, "chunk_id": hit.chunk.chunk_id, "doc_id": hit.chunk.doc_id})
+            reasons.append(
+                f"LEAK: chunk {hit.chunk.chunk_id} of {hit.chunk.doc_id} (access {hit.chunk.access}) "
+                f"returned to role {q.role}"
+            )
+    if not q.relevant:
+        forbidden = _forbidden(q, hits)
+        if forbidden:
+            reasons.append(f"forbidden document(s) returned: {', '.join(forbidden)}")
+        return QuestionOutcome(q.id, q.category, q.role, None, not reasons, tuple(reasons)), leaks
+    rank = next((i for i, h in enumerate(hits, start=1) if is_hit(h, q.relevant)), None)
+    if rank is None:
+        wanted = ", ".join(f"{r.doc_id}@{r.version or '*'} § {r.section or '*'}" for r in q.relevant)
+        got = ", ".join(f"{h.chunk.doc_id}@{h.chunk.version} § {h.chunk.section}" for h in hits) or "nothing"
+        reasons.insert(0, f"missed: no relevant passage in the top {k} (wanted {wanted}; got {got})")
+    return QuestionOutcome(q.id, q.category, q.role, rank, not reasons, tuple(reasons)), leaks
 
 
 def gate_failures(result: EvalResult, min_hit_at_k: float | None = None, max_leaks: int = 0) -> list[str]:

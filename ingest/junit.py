@@ -1,4 +1,4 @@
-"""JUnit XML reports (``--junit FILE``) so CI systems show documents and questions natively.
+"""JUnit XML reports (``--junit FILE``) so CI systems show documents and questions natively: owns the XML.
 
 One test case per document (``validate``, ``run``) or per question (``eval``); a rejected
 document, a missed question or a leak is a ``<failure>`` carrying its reasons. Written with
@@ -13,6 +13,13 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ingest.model import DocumentProblems
+
+if TYPE_CHECKING:
+    from ingest.evaluate import EvalResult
+    from ingest.pipeline import RunResult
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -73,21 +80,46 @@ def write(path: Path, *suites: Suite) -> None:
     tree.write(path, encoding="utf-8", xml_declaration=True)
 
 
-def documents_suite(name: str, valid: Iterable[tuple[str, str]], problems: Iterable) -> Suite:
-    """``valid``: (source, key) of every accepted document; ``problems``: DocumentProblems."""
-    suite = Suite(name)
-    for source, key in valid:
-        suite.add(source, f"ingest.{name}", ())
+def add_problems(suite: Suite, problems: Iterable[DocumentProblems], classname: str) -> None:
+    """One failed case per rejected document, named by its source (and doc_id when it has one)."""
     for p in problems:
         label = p.source + (f" ({p.doc_id})" if p.doc_id else "")
-        suite.add(label, f"ingest.{name}", list(p.problems) or ["rejected"])
+        suite.add(label, classname, list(p.problems) or ["rejected"])
+
+
+def documents_suite(name: str, valid: Iterable[tuple[str, str]], problems: Iterable[DocumentProblems]) -> Suite:
+    """``valid``: (source, key) of every accepted document; ``problems``: the rejected ones."""
+    suite = Suite(name)
+    for source, _key in valid:
+        suite.add(source, f"ingest.{name}", ())
+    add_problems(suite, problems, f"ingest.{name}")
     return suite
 
 
-def questions_suite(result, gate: Iterable[str] = ()) -> Suite:
+def questions_suite(result: EvalResult, gate: Iterable[str] = ()) -> Suite:
     """One case per question; a failed gate goes to the suite's system-err (cases stay one per question)."""
     suite = Suite("eval")
     for outcome in result.outcomes:
         suite.add(f"{outcome.id}", f"ingest.eval.{outcome.category}", outcome.reasons)
     suite.notes.extend(gate)
+    return suite
+
+
+def run_suite(result: RunResult) -> Suite:
+    """One case per document the run saw: rejected ones and those with chunks the store refused fail."""
+    suite = Suite("run")
+    refused: dict[str, list[str]] = {}
+    chunk_source = {c.chunk_id: doc.source for doc, chunks, _ in result.plan.to_write for c in chunks}
+    for e in result.errors:
+        refused.setdefault(chunk_source.get(e.id, "(unknown document)"), []).append(
+            f"chunk {e.id} refused by the store: {e.reason}"
+        )
+    for item in result.plan.items:
+        if item.action == "removed":
+            continue
+        reasons = refused.pop(item.source, [])
+        suite.add(item.source, f"ingest.run.{item.action}", reasons)
+    add_problems(suite, result.plan.problems, "ingest.run.rejected")
+    for source, reasons in refused.items():
+        suite.add(source, "ingest.run.refused", reasons)
     return suite

@@ -1,4 +1,4 @@
-"""Reading and validating document metadata (SPEC "Metadata").
+"""Reading and validating document metadata (SPEC "Metadata"): owns the field rules and inventory.yaml.
 
 Pure functions over values: the raw fields a parser found in a file, the entry of
 ``inventory.yaml`` for that file and the corpus settings go in; validated
@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import reprlib
 from collections import defaultdict
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
@@ -81,9 +81,7 @@ def _is_missing(value: Any) -> bool:
         return True
     if isinstance(value, str) and not value.strip():
         return True
-    if isinstance(value, (list, tuple)) and not value:
-        return True
-    return False
+    return isinstance(value, (list, tuple)) and not value
 
 
 def _as_text(value: Any) -> str | None:
@@ -185,6 +183,49 @@ def _pattern_texts(value: Any) -> tuple[str, ...]:
     return (value,)
 
 
+_ABSENT = object()  # a field without a (valid) value
+_DEFAULTED = object()  # access filled from settings.access_default
+
+
+def _field(
+    source: str,
+    name: str,
+    file_fields: Mapping[str, Any],
+    inventory: Mapping[str, Any],
+    settings: Settings,
+    problems: list[str],
+) -> Any:
+    """One field's normalised value (file over inventory), its problems appended to ``problems``."""
+    in_file = not _is_missing(file_fields.get(name))
+    in_inventory = not _is_missing(inventory.get(name))
+    if in_file and in_inventory:
+        ours = normalise(name, file_fields[name], settings)
+        theirs = normalise(name, inventory[name], settings)
+        if ours != theirs:
+            problems.append(
+                f"{source}: {name}: file has {show(file_fields[name])} but {INVENTORY} has {show(inventory[name])}"
+            )
+    if not in_file and not in_inventory:
+        if name == "access" and settings.access_default:
+            return _DEFAULTED
+        if name in settings.required:
+            problems.append(f"{source}: {name}: missing required field")
+        return _ABSENT
+    value = normalise(name, file_fields.get(name) if in_file else inventory.get(name), settings)
+    if isinstance(value, _Invalid):
+        problems.append(f"{source}: {name}: {value.reason}")
+        return _ABSENT
+    if name in ("title", "version") and not value:
+        problems.append(f"{source}: {name}: missing required field")
+        return _ABSENT
+    pattern = settings.patterns.get(name)
+    if pattern is not None:
+        for text in _pattern_texts(value):
+            if not re.fullmatch(pattern, text):
+                problems.append(f"{source}: {name}: {text!r} does not match the pattern {pattern!r}")
+    return value
+
+
 def resolve_metadata(
     source: str,
     file_fields: Mapping[str, Any],
@@ -213,36 +254,11 @@ def resolve_metadata(
     for name in fields:
         if name in bombs:  # reported above; never walked again
             continue
-        in_file = not _is_missing(file_fields.get(name))
-        in_inventory = not _is_missing(inventory.get(name))
-        raw = file_fields.get(name) if in_file else inventory.get(name)
-        if in_file and in_inventory:
-            ours = normalise(name, file_fields[name], settings)
-            theirs = normalise(name, inventory[name], settings)
-            if ours != theirs:
-                problems.append(
-                    f"{source}: {name}: file has {show(file_fields[name])} but {INVENTORY} has {show(inventory[name])}"
-                )
-        if not in_file and not in_inventory:
-            if name == "access" and settings.access_default:
-                values[name] = settings.access_default
-                defaulted = True
-            elif name in settings.required:
-                problems.append(f"{source}: {name}: missing required field")
-            continue
-        value = normalise(name, raw, settings)
-        if isinstance(value, _Invalid):
-            problems.append(f"{source}: {name}: {value.reason}")
-            continue
-        if name in ("title", "version") and not value:
-            problems.append(f"{source}: {name}: missing required field")
-            continue
-        values[name] = value
-        pattern = settings.patterns.get(name)
-        if pattern is not None:
-            for text in _pattern_texts(value):
-                if not re.fullmatch(pattern, text):
-                    problems.append(f"{source}: {name}: {text!r} does not match the pattern {pattern!r}")
+        value = _field(source, name, file_fields, inventory, settings, problems)
+        if value is _DEFAULTED:
+            values[name], defaulted = settings.access_default, True
+        elif value is not _ABSENT:
+            values[name] = value
 
     problems.extend(_consistency_problems(source, values, file_fields, inventory))
     if problems:
@@ -261,26 +277,10 @@ def resolve_metadata(
     return meta, [], defaulted
 
 
-def _expanded_count(value: Any, limit: int) -> int:
-    """Values a nested list/dict expands to (shared ones counted each time), stopping past limit."""
-    counts: dict[int, int] = {}
-
-    def count(item: Any) -> int:
-        if not isinstance(item, (list, tuple, dict)):
-            return 1
-        if id(item) in counts:
-            return counts[id(item)]
-        counts[id(item)] = limit + 1  # a cycle counts as too big
-        children = [part for pair in item.items() for part in pair] if isinstance(item, dict) else item
-        total = 1
-        for child in children:
-            total += count(child)
-            if total > limit:
-                break
-        counts[id(item)] = min(total, limit + 1)
-        return counts[id(item)]
-
-    return count(value)
+def _value_children(value: Any) -> Sequence[Any]:
+    if isinstance(value, dict):
+        return [part for pair in value.items() for part in pair]
+    return value if isinstance(value, (list, tuple)) else ()
 
 
 def _bombs(fields: Mapping[str, Any]) -> list[str]:
@@ -290,7 +290,11 @@ def _bombs(fields: Mapping[str, Any]) -> list[str]:
     a field that expands past MAX_FIELD_VALUES is reported and never looked at again.
     """
     return sorted(
-        (name for name, value in fields.items() if _expanded_count(value, MAX_FIELD_VALUES) > MAX_FIELD_VALUES),
+        (
+            name
+            for name, value in fields.items()
+            if safe_yaml.expanded_size(value, _value_children, MAX_FIELD_VALUES) > MAX_FIELD_VALUES
+        ),
         key=str,
     )
 
@@ -411,7 +415,7 @@ def cross_document_problems(
 # inventory.yaml
 
 
-def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict], list[str]]:
+def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Parse ``inventory.yaml``: path relative to ``documents/`` -> fields.
 
     Read with PyYAML's safe loader. Malformed entries are left out and reported; the
@@ -427,7 +431,7 @@ def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict],
         return {}, []
     if not isinstance(data, Mapping):
         return {}, [f"{origin}: not a mapping of file paths to fields: {show(data)}"]
-    entries: dict[str, dict] = {}
+    entries: dict[str, dict[str, Any]] = {}
     problems: list[str] = []
     for key in sorted(data, key=str):
         fields = data[key]

@@ -1,4 +1,4 @@
-"""Files shipped inside the package: the Elasticsearch index bodies.
+"""Files shipped inside the package, owned here: the Elasticsearch index bodies (``mappings/``).
 
 ``mappings/`` at the top of the repository is the one copy people read and edit; the build
 (setup.py) copies ``mappings/*.json`` into the wheel as ``ingest/mappings/``. An installed package
@@ -32,4 +32,5 @@ def mapping_text(name: str) -> str:
 
 def load_mapping(name: str) -> dict[str, Any]:
     """``mappings/{name}.json`` parsed: a fresh dict each call, safe to modify."""
-    return json.loads(mapping_text(name))
+    body: dict[str, Any] = json.loads(mapping_text(name))
+    return body

@@ -1,4 +1,4 @@
-"""YAML as ingest reads it: front matter, inventory.yaml, questions.yaml.
+"""YAML as ingest reads it (front matter, inventory.yaml, questions.yaml), and the one alias-bomb count.
 
 PyYAML's safe loader (libyaml's when available), with what hostile or careless input needs:
 - alias bombs refused (too many aliases, or a graph that would expand past a node limit);
@@ -11,6 +11,7 @@ PyYAML's safe loader (libyaml's when available), with what hostile or careless i
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import yaml
@@ -25,7 +26,7 @@ _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Loader(_Base):  # type: ignore[misc, valid-type]
-    def construct_yaml_timestamp(self, node):  # type: ignore[override]
+    def construct_yaml_timestamp(self, node: yaml.Node) -> Any:
         try:
             return super().construct_yaml_timestamp(node)
         except ValueError:
@@ -83,26 +84,39 @@ def _check(root: yaml.Node, max_aliases: int, max_nodes: int) -> None:
                     if key.value in LITERAL_KEYS and isinstance(value, yaml.ScalarNode) and value.tag in _NUMBERS:
                         value.tag = _STR
                 stack.extend((key, value))
-    if _expanded_size(root, {}, max_nodes) > max_nodes:
+    if expanded_size(root, _node_children, max_nodes) > max_nodes:
         raise yaml.YAMLError(f"aliases expand to more than {max_nodes} nodes")
 
 
-def _expanded_size(node: yaml.Node, sizes: dict[int, int], limit: int) -> int:
-    """Nodes the document would have with every alias copied out; a cycle counts as too many."""
-    known = sizes.get(id(node))
-    if known is not None:
-        return limit + 1 if known < 0 else known
-    sizes[id(node)] = -1
-    total = 1
+def _node_children(node: Any) -> Sequence[Any]:
     if isinstance(node, yaml.SequenceNode):
-        children = node.value
-    elif isinstance(node, yaml.MappingNode):
-        children = [part for pair in node.value for part in pair]
-    else:
-        children = []
-    for child in children:
-        total += _expanded_size(child, sizes, limit)
-        if total > limit:
-            break
-    sizes[id(node)] = min(total, limit + 1)
-    return sizes[id(node)]
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return ()
+
+
+def expanded_size(root: Any, children: Callable[[Any], Sequence[Any]], limit: int) -> int:
+    """How many items ``root`` holds with every shared item counted each time it appears (as a
+    YAML alias expands), stopping past ``limit``; a cycle counts as past it. ``children(item)``:
+    an item's direct parts (empty for a leaf). For YAML nodes here, for loaded values in metadata.
+    """
+    sizes: dict[int, int] = {}
+
+    def size(item: Any) -> int:
+        parts = children(item)
+        if not parts:
+            return 1
+        known = sizes.get(id(item))
+        if known is not None:
+            return known
+        sizes[id(item)] = limit + 1  # until counted: reached again, it is a cycle
+        total = 1
+        for part in parts:
+            total += size(part)
+            if total > limit:
+                break
+        sizes[id(item)] = min(total, limit + 1)
+        return sizes[id(item)]
+
+    return size(root)

@@ -1,4 +1,4 @@
-"""The corpus settings file, ``ingest.toml``: access labels and roles, required fields,
+"""The corpus settings file, ``ingest.toml``, owned here: access labels and roles, required fields,
 field patterns, chunking defaults, search language. Missing file or missing keys mean the defaults."""
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def load_settings(corpus: Path | None) -> Settings:
     return settings_from_dict(data, origin=str(path))
 
 
-KNOWN_KEYS = {
+KNOWN_KEYS: dict[str, set[str] | None] = {
     "access": {"labels", "default"},
     "roles": None,  # any role name
     "metadata": {"required", "patterns"},
@@ -107,7 +107,9 @@ def _check_known_keys(data: Mapping[str, Any], origin: str) -> None:
         if not isinstance(value, Mapping):
             raise SettingsError(f"{origin}: [{section}] must be a table")
         allowed = KNOWN_KEYS[section]
-        unknown = sorted(set(value) - allowed) if allowed is not None else []
+        if allowed is None:
+            continue
+        unknown = sorted(set(value) - allowed)
         if unknown:
             raise SettingsError(f"{origin}: unknown key {section}.{unknown[0]}; known: {', '.join(sorted(allowed))}")
 
@@ -130,41 +132,63 @@ def _integer(value: Any, where: str, origin: str) -> int:
 def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> Settings:
     _check_known_keys(data, origin)
     access = data.get("access", {}) or {}
-    labels = (
-        _string_list(access.get("labels", list(DEFAULT_LABELS)), "access.labels", origin)
-        if "labels" in access
-        else DEFAULT_LABELS
-    )
-    if not labels:
-        raise SettingsError(f"{origin}: access.labels must not be empty")
-    default = access.get("default")
-    if default is not None:
-        if not isinstance(default, str) or default not in labels:
-            raise SettingsError(f"{origin}: access.default {default!r} is not one of the labels {list(labels)}")
-        if default == labels[0] or default == "public":
-            raise SettingsError(
-                f"{origin}: access.default {default!r} is the most open label; "
-                "a document without a label must never become public"
-            )
-    roles_raw = data.get("roles")
-    if roles_raw is None:
-        roles = {r: tuple(l for l in ls if l in labels) for r, ls in DEFAULT_ROLES.items()}
-    else:
-        roles = {}
-        for role, role_labels in roles_raw.items():
-            if isinstance(role_labels, Mapping):
-                role_labels = role_labels.get("labels", [])
-            role_labels = _string_list(role_labels, f"roles.{role}", origin) if role_labels != [] else ()
-            unknown = [l for l in role_labels if l not in labels]
-            if unknown:
-                raise SettingsError(f"{origin}: role {role!r} names unknown labels {unknown}")
-            roles[role] = tuple(role_labels)
+    labels = _labels(access, origin)
     meta = data.get("metadata", {}) or {}
     required = _string_list(meta["required"], "metadata.required", origin) if "required" in meta else DEFAULT_REQUIRED
     for must in DEFAULT_REQUIRED:
         if must not in required:
             required = required + (must,)
-    patterns_raw = meta.get("patterns", {}) or {}
+    chunking = _chunking(data.get("chunking", {}) or {}, origin)
+    check_chunking(chunking, origin)
+    language = (data.get("search", {}) or {}).get("language", DEFAULT_LANGUAGE)
+    if language not in LANGUAGES:
+        raise SettingsError(f"{origin}: search.language {language!r} is not one of {', '.join(LANGUAGES)}")
+    return Settings(
+        labels=labels,
+        roles=_roles(data.get("roles"), labels, origin),
+        required=required,
+        patterns=_patterns(meta.get("patterns", {}) or {}, origin),
+        access_default=_access_default(access.get("default"), labels, origin),
+        chunking=chunking,
+        search=SearchSettings(language=language),
+    )
+
+
+def _labels(access: Mapping[str, Any], origin: str) -> tuple[str, ...]:
+    labels = _string_list(access["labels"], "access.labels", origin) if "labels" in access else DEFAULT_LABELS
+    if not labels:
+        raise SettingsError(f"{origin}: access.labels must not be empty")
+    return labels
+
+
+def _access_default(default: Any, labels: tuple[str, ...], origin: str) -> str | None:
+    if default is None:
+        return None
+    if not isinstance(default, str) or default not in labels:
+        raise SettingsError(f"{origin}: access.default {default!r} is not one of the labels {list(labels)}")
+    if default == labels[0] or default == "public":
+        raise SettingsError(
+            f"{origin}: access.default {default!r} is the most open label; "
+            "a document without a label must never become public"
+        )
+    return default
+
+
+def _roles(roles_raw: Mapping[str, Any] | None, labels: tuple[str, ...], origin: str) -> dict[str, tuple[str, ...]]:
+    if roles_raw is None:
+        return {role: tuple(label for label in ls if label in labels) for role, ls in DEFAULT_ROLES.items()}
+    roles = {}
+    for role, value in roles_raw.items():
+        role_labels = value.get("labels", []) if isinstance(value, Mapping) else value
+        role_labels = _string_list(role_labels, f"roles.{role}", origin) if role_labels != [] else ()
+        unknown = [label for label in role_labels if label not in labels]
+        if unknown:
+            raise SettingsError(f"{origin}: role {role!r} names unknown labels {unknown}")
+        roles[role] = tuple(role_labels)
+    return roles
+
+
+def _patterns(patterns_raw: Any, origin: str) -> dict[str, str]:
     if not isinstance(patterns_raw, Mapping):
         raise SettingsError(f'{origin}: metadata.patterns must be a table of field = "regex"; found {patterns_raw!r}')
     patterns = dict(patterns_raw)
@@ -175,11 +199,14 @@ def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> 
             re.compile(pattern)
         except re.error as exc:
             raise SettingsError(f"{origin}: metadata.patterns.{name} {pattern!r} is not a valid regex: {exc}") from None
-    chunk = data.get("chunking", {}) or {}
+    return patterns
+
+
+def _chunking(chunk: Mapping[str, Any], origin: str) -> ChunkSettings:
     chunker = chunk.get("chunker", "structure")
     if not isinstance(chunker, str):
         raise SettingsError(f"{origin}: chunking.chunker must be a string; found {chunker!r}")
-    chunking = ChunkSettings(
+    return ChunkSettings(
         chunker=chunker,
         size=_integer(chunk.get("size", 200), "chunking.size", origin),
         overlap=_integer(chunk.get("overlap", 40), "chunking.overlap", origin),
@@ -192,19 +219,17 @@ def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> 
             origin,
         ),
     )
-    check_chunking(chunking, origin)
-    language = (data.get("search", {}) or {}).get("language", DEFAULT_LANGUAGE)
-    if language not in LANGUAGES:
-        raise SettingsError(f"{origin}: search.language {language!r} is not one of {', '.join(LANGUAGES)}")
-    return Settings(
-        labels=labels,
-        roles=roles,
-        required=required,
-        patterns=patterns,
-        access_default=default,
-        chunking=chunking,
-        search=SearchSettings(language=language),
+
+
+def chunking_with(
+    base: ChunkSettings, chunker: str | None, size: int | None, overlap: int | None, origin: str
+) -> ChunkSettings:
+    """The chunking of a run: arguments (flags) over the corpus's ingest.toml, checked."""
+    chunking = ChunkSettings(
+        chunker or base.chunker, base.size if size is None else size, base.overlap if overlap is None else overlap
     )
+    check_chunking(chunking, origin)
+    return chunking
 
 
 def check_chunking(chunking: ChunkSettings, origin: str = "options") -> None:
@@ -215,7 +240,8 @@ def check_chunking(chunking: ChunkSettings, origin: str = "options") -> None:
     if chunking.max_chunk_bytes <= MAX_TERM_BYTES:
         # Every word a chunk may hold must fit in one chunk, or splitting could not end.
         raise SettingsError(
-            f"{origin}: chunking.max_chunk_bytes {chunking.max_chunk_bytes} must be above Lucene's term limit of {MAX_TERM_BYTES} bytes"
+            f"{origin}: chunking.max_chunk_bytes {chunking.max_chunk_bytes} must be above "
+            f"Lucene's term limit of {MAX_TERM_BYTES} bytes"
         )
     if chunking.max_chunks_per_document < 1:
         raise SettingsError(

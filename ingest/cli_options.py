@@ -1,0 +1,309 @@
+"""The command line's shared machinery: the options every store command takes (declared once),
+the configuration of an invocation (ingest.config, built here at the edge), and the mapping of the
+library's exceptions to one line and the documented exit code.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from ingest import __version__
+from ingest import config as configuration
+from ingest.cli_output import emit_json, err, printable, safe
+from ingest.config import Config, ConfigError, ConnectionConfig
+from ingest.settings import Settings, SettingsError
+
+if TYPE_CHECKING:
+    from ingest.junit import Suite
+    from ingest.store.base import Store
+
+OK, FAILED, USAGE, UNREACHABLE, INTERNAL = 0, 1, 2, 3, 4  # the documented exit codes
+_debug = False  # --debug or INGEST_DEBUG=1, set once per invocation by the root callback
+
+
+def set_debug(value: bool) -> None:
+    global _debug
+    _debug = value
+
+
+STORE_ENV = (
+    "Store: --store > INGEST_STORE > ELASTIC_CLOUD_ID > ELASTICSEARCH_URL > sqlite:///.ingest/index.sqlite. "
+    "Environment: INGEST_STORE, ELASTIC_CLOUD_ID, ELASTICSEARCH_URL, INGEST_INDEX_PREFIX, ES_API_KEY "
+    "(or ELASTIC_API_KEY), ES_USERNAME/ES_PASSWORD, ES_CA_CERTS, ES_SSL_ASSERT_FINGERPRINT, INGEST_ES_ANALYZER, "
+    "INGEST_TIMEOUT, INGEST_DEBUG."
+)
+CORPUS_ENV = "Environment: INGEST_WORKERS (parser processes), INGEST_DEBUG."
+RUN_ENV = "Also: INGEST_WORKERS, INGEST_WRITE_BATCH_CHUNKS (chunks per write batch)."
+
+JsonOpt = typer.Option(False, "--json", help="One JSON object on stdout, nothing else.")
+QuietOpt = typer.Option(False, "--quiet", "-q", help="Counts only.")
+VerboseOpt = typer.Option(False, "--verbose", "-v", help="Every document on its own line, and timings.")
+JunitOpt = typer.Option(
+    None, "--junit", help="Also write a JUnit XML report to this file.", show_default=False, dir_okay=False
+)
+
+
+@dataclass(frozen=True)
+class StoreFlags:
+    """The connection options of a store command, as typed (resolved by :func:`command_config`)."""
+
+    store: str | None = None
+    index_prefix: str | None = None
+    cloud_id: str | None = None
+    ca_certs: str | None = None
+    fingerprint: str | None = None
+    no_verify_certs: bool = False
+    timeout: float | None = None
+
+
+NO_FLAGS = StoreFlags()  # the default of a command's ``flags`` (the wrapper always passes real ones)
+
+
+# Declared once, added to every store command by @store_options: (type, typer option).
+STORE_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "store": (
+        str | None,
+        typer.Option(
+            None,
+            "--store",
+            help="sqlite:///PATH or http(s)://host:9200 "
+            "(env INGEST_STORE, ELASTICSEARCH_URL; default sqlite:///.ingest/index.sqlite).",
+            show_default=False,
+        ),
+    ),
+    "index_prefix": (
+        str | None,
+        typer.Option(
+            None,
+            "--index-prefix",
+            help="Elasticsearch index prefix (env INGEST_INDEX_PREFIX; default ingest).",
+            show_default=False,
+        ),
+    ),
+    "cloud_id": (
+        str | None,
+        typer.Option(
+            None, "--cloud-id", help="Elastic Cloud deployment ID (env ELASTIC_CLOUD_ID).", show_default=False
+        ),
+    ),
+    "ca_certs": (
+        str | None,
+        typer.Option(
+            None, "--ca-certs", help="CA certificate (PEM) of the cluster (env ES_CA_CERTS).", show_default=False
+        ),
+    ),
+    "fingerprint": (
+        str | None,
+        typer.Option(
+            None,
+            "--ssl-assert-fingerprint",
+            help="Accept only the certificate with this SHA-256 fingerprint (env ES_SSL_ASSERT_FINGERPRINT).",
+            show_default=False,
+        ),
+    ),
+    "no_verify_certs": (
+        bool,
+        typer.Option(
+            False, "--no-verify-certs", help="Do NOT check the cluster's TLS certificate (insecure; prints a warning)."
+        ),
+    ),
+    "timeout": (
+        float | None,
+        typer.Option(
+            None,
+            "--timeout",
+            help="Seconds before a store that stops answering is given up (env INGEST_TIMEOUT).",
+            show_default=False,
+        ),
+    ),
+}
+
+
+def store_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Give ``command`` (which takes ``flags: StoreFlags``) the connection options, written once
+    here instead of in every command: typer reads the signature this sets."""
+    signature = inspect.signature(command, eval_str=True)
+    params = [p for p in signature.parameters.values() if p.name != "flags"]
+    json_at = next((n for n, p in enumerate(params) if p.name in ("quiet", "as_json")), len(params))
+    added = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind)
+        for name, (kind, option) in STORE_OPTIONS.items()
+    ]
+    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params]
+    params[json_at:json_at] = added
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> None:
+        flags = StoreFlags(**{name: kwargs.pop(name) for name in STORE_OPTIONS})
+        command(flags=flags, **kwargs)
+
+    wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    return wrapper
+
+
+class CommandError(Exception):
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def error_code(exc: Exception, connection: ConnectionConfig | None) -> tuple[int, str]:
+    """The SPEC's exit code and one line for a library exception; anything else is a bug (exit 4)."""
+    from ingest.api import QueryTooLarge, UnknownRole
+    from ingest.corpus import CorpusError
+    from ingest.evaluate import QuestionsError
+    from ingest.store.base import (
+        AmbiguousPrefix,
+        ChunkNotFound,
+        StoreConfigError,
+        StoreError,
+        StoreLocked,
+        StoreUnavailable,
+    )
+
+    usage = (SettingsError, QuestionsError, CorpusError, StoreConfigError, StoreLocked, AmbiguousPrefix)
+    if isinstance(exc, CommandError):
+        return exc.code, exc.message
+    if isinstance(exc, StoreUnavailable):
+        return UNREACHABLE, cause(exc, connection) or str(exc)
+    if isinstance(exc, (*usage, ConfigError, UnknownRole, QueryTooLarge)):
+        return USAGE, str(exc)
+    if isinstance(exc, ChunkNotFound):
+        return FAILED, str(exc)
+    if isinstance(exc, StoreError):
+        return UNREACHABLE, cause(exc, connection) or str(exc)
+    if _debug:
+        traceback.print_exc(file=sys.stderr)
+    hint = "" if _debug else "; rerun with --debug (or INGEST_DEBUG=1) for the traceback and report it"
+    return INTERNAL, f"internal error (a bug in ingest {__version__}): {type(exc).__name__}: {exc}{hint}"
+
+
+@contextmanager
+def handled(as_json: bool, connection: ConnectionConfig | None = None) -> Iterator[None]:
+    """Turn the library's exceptions into one clear line and the SPEC's exit code; anything
+    unexpected is an internal error (exit 4), with its traceback only under --debug."""
+    try:
+        yield
+    except (typer.Exit, typer.Abort, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 - sorted by error_code; a bug is one line, never a wall in CI
+        code, message = error_code(exc, connection)
+        if as_json:
+            emit_json({"error": message, "exit_code": code})
+        err.print(f"[red]error:[/red] {safe(message)}")
+        raise typer.Exit(code) from None
+
+
+def cause(exc: BaseException, connection: ConnectionConfig | None) -> str | None:
+    """The real cause of a failed connection (TLS, 401, 403), dug out of the client's exception chain."""
+    from ingest.store.base import StoreError
+
+    original = exc.__cause__ or exc.__context__
+    if original is None or isinstance(original, StoreError) and original is exc:
+        return None
+    try:
+        from ingest.store.es_connection import explain
+    except ImportError:  # pragma: no cover - elasticsearch not installed
+        return None
+    where = f"Elasticsearch at {connection.display}" if connection else "Elasticsearch"
+    found: str | None = explain(original, connection, where)
+    if found and "not allowed (403)" in found and "not allowed (403)" in str(exc):
+        return str(exc)  # the store's own 403 line already names the index and privilege
+    return found
+
+
+def file_total(corpus: Path) -> int | None:
+    """How many files the reading phase will see (for the bar's total and ETA)."""
+    from ingest.corpus import discover
+
+    try:
+        return len(discover(corpus))
+    except Exception:  # noqa: BLE001 - the scan itself reports what cannot be read
+        return None
+
+
+def command_config(flags: StoreFlags | None = None) -> Config:
+    """The configuration of this invocation: flags > environment > defaults (ingest.config)."""
+    connection = None
+    if flags is not None:
+        connection = configuration.resolve(
+            flags.store,
+            index_prefix=flags.index_prefix,
+            cloud_id=flags.cloud_id,
+            ca_certs=flags.ca_certs,
+            ssl_assert_fingerprint=flags.fingerprint,
+            verify_certs=not flags.no_verify_certs,
+            timeout=flags.timeout,
+        )
+    return configuration.load(connection, debug=_debug)
+
+
+@contextmanager
+def store_command(flags: StoreFlags, as_json: bool) -> Iterator[tuple[Config, ConnectionConfig]]:
+    """The body of a store command: its configuration (a bad value: exit 2), its store announced,
+    and the library's exceptions turned into one line and the exit code (:func:`handled`)."""
+    config, connection = store_config(flags, as_json)
+    with handled(as_json, connection):
+        yield config, connection
+
+
+def store_config(flags: StoreFlags, as_json: bool) -> tuple[Config, ConnectionConfig]:
+    """The configuration of a store command, its store announced on stderr (a bad value: exit 2)."""
+    with handled(as_json):
+        config = command_config(flags)
+    assert config.connection is not None
+    for warning in config.connection.warnings:
+        err.print(f"[yellow]warning:[/yellow] {safe(warning)}")
+    if not as_json:
+        err.print(safe(config.connection.describe()), style="dim")
+    return config, config.connection
+
+
+def open_store(config: Config, settings: Settings | None = None, *, create: bool = True) -> Store:
+    """``create=False`` for commands that only read: a mistyped SQLite path is an error, not a new empty index."""
+    from ingest.store import open_store
+
+    return open_store(config.connection, settings=settings, create=create)
+
+
+def corpus_dir(corpus: Path) -> Path:
+    if not corpus.is_dir():
+        raise CommandError(USAGE, f"{printable(str(corpus))}: not a folder (expected CORPUS/documents/…)")
+    if not (corpus / "documents").is_dir():
+        raise CommandError(USAGE, f"{printable(str(corpus))}: has no documents/ folder (see the README: corpus layout)")
+    return corpus
+
+
+def day_of(value: str | None) -> date | None:
+    from ingest.pipeline import parse_as_of
+
+    try:
+        return parse_as_of(value)
+    except ValueError:
+        raise CommandError(USAGE, f"--as-of {value!r} is not a YYYY-MM-DD date (or 'any')") from None
+
+
+def write_junit(path: Path | None, *suites: Suite) -> None:
+    if path is None:
+        return
+    from ingest import junit
+
+    try:
+        junit.write(path, *suites)
+    except OSError as exc:
+        raise CommandError(
+            USAGE, f"--junit {printable(str(path))}: cannot write the report: {exc.strerror or exc}"
+        ) from None

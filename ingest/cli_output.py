@@ -1,0 +1,370 @@
+"""What the command line prints: the consoles, escaping of untrusted text, the JSON object of
+--json, progress bars, and each command's human report. No decisions here, only rendering.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from ingest.model import Chunk, DocumentProblems
+
+if TYPE_CHECKING:
+    from ingest.corpus import CorpusScan
+    from ingest.evaluate import EvalResult
+    from ingest.model import Hit, ParsedDocument
+    from ingest.pipeline import RunResult, VerifyResult
+
+# emoji=False: ":x:" in a document must print as ":x:", never as an emoji (citations quote exactly).
+# soft_wrap: a pipe or a CI log gets whole lines, never text hard-wrapped at 80 columns.
+out = Console(highlight=False, soft_wrap=True, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+
+
+def emit_json(data: Any) -> None:
+    text = json.dumps(data, ensure_ascii=False, default=_json_default)
+    # A file name that is not UTF-8 reaches us with lone surrogates (surrogateescape): written as
+    # \udcXX escapes, the JSON stays valid and json.loads + os.fsencode give back the exact bytes.
+    text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    sys.stdout.write(text + "\n")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, (set, tuple)):
+        return list(value)
+    return str(value)
+
+
+_CONTROL = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
+
+
+def printable(text: str, keep_newlines: bool = False) -> str:
+    """Control and format characters as repr-style escapes: a file name cannot move the cursor,
+    recolour the terminal or forge a report line. JSON output keeps the exact text."""
+    if all(unicodedata.category(ch) not in _CONTROL or (keep_newlines and ch in "\n\t") for ch in text):
+        return text
+    return "".join(
+        ch if unicodedata.category(ch) not in _CONTROL or (keep_newlines and ch in "\n\t") else repr(ch)[1:-1]
+        for ch in text
+    )
+
+
+def safe(text: object, keep_newlines: bool = False) -> str:
+    """Escaped for the terminal and for rich markup."""
+    return escape(printable(str(text), keep_newlines))
+
+
+class Bar:
+    """A rich progress bar with a total and an ETA on a terminal; does nothing in --json mode or when piped."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self.progress = progress
+
+    def __bool__(self) -> bool:
+        return self.progress is not None
+
+    def task(self, label: str, total: int | None) -> TaskID | None:
+        return self.progress.add_task(label, total=total) if self.progress else None
+
+    def advancer(self, task: TaskID | None) -> Callable[[str], None] | None:
+        """``on_file`` for the library: advances ``task`` by one per file read."""
+        progress = self.progress
+        if progress is None or task is None:
+            return None
+        return lambda _source: progress.advance(task)
+
+    def ticker(self, label: str, total: int | None) -> Callable[[str], None] | None:
+        return self.advancer(self.task(label, total))
+
+    def remove(self, task: TaskID | None) -> None:
+        if self.progress is not None and task is not None:
+            self.progress.remove_task(task)
+
+
+@contextmanager
+def progress_bar(enabled: bool, label: str) -> Iterator[Bar]:
+    if not enabled or not err.is_terminal:
+        yield Bar(None)
+        return
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    ) as progress:
+        yield Bar(progress)
+
+
+PLAN_LINES = 50  # more planned changes than this: a summary, unless --verbose
+
+
+def blocks_json(doc: ParsedDocument) -> list[dict[str, Any]]:
+    return [
+        {
+            "kind": b.kind,
+            "level": b.level,
+            "section": b.section,
+            "heading_path": list(b.heading_path),
+            "start": b.start,
+            "end": b.end,
+            "pages": list(b.pages),
+            "text": doc.text[b.start : b.end],
+        }
+        for b in doc.blocks
+    ]
+
+
+def print_parsed(file: Path, doc: ParsedDocument, blocks: list[dict[str, Any]], show_text: bool) -> None:
+    out.print(f"[bold]{safe(file)}[/bold]  format {doc.format}, {len(doc.text)} characters, {len(blocks)} blocks")
+    out.print("[bold]metadata[/bold]")
+    for key, value in sorted(doc.metadata.items()):
+        out.print(f"  {key}: {escape(str(value))}")
+    out.print("[bold]blocks[/bold]")
+    for n, b in enumerate(blocks):
+        pages: list[int] = b["pages"]
+        span = (f" p{pages[0]}" + (f"-{pages[-1]}" if len(pages) > 1 else "")) if pages else ""
+        path = " › ".join(b["heading_path"])
+        text: str = b["text"]
+        first = text.splitlines()[0] if text else ""
+        out.print(
+            f"  {n:>3} {b['kind']:<9} {b['start']:>6}-{b['end']:<6}{span:<7} {escape(path)}"
+            f"  [dim]{escape(first[:60])}[/dim]"
+        )
+    if show_text:
+        out.print("[bold]text[/bold]")
+        out.print(escape(doc.text))
+
+
+def print_problems(problems: Iterable[DocumentProblems]) -> None:
+    for p in problems:
+        out.print(f"[red]✗ rejected[/red] {safe(p.source)}" + (f"  ({safe(p.doc_id)})" if p.doc_id else ""))
+        for line in p.problems:
+            out.print(f"    - {safe(line)}")
+
+
+def print_scan(scan: CorpusScan, quiet: bool, verbose: bool) -> None:
+    if not quiet:
+        print_problems(scan.problems)
+    if verbose:
+        for d in scan.documents:
+            out.print(f"  [green]✓[/green] {safe(d.source)}  {safe(d.meta.key)}  {d.meta.access}")
+    formats = ", ".join(f"{n} {f}" for f, n in sorted(scan.formats.items()))
+    access = ", ".join(f"{n} {a}" for a, n in sorted(scan.access_counts().items()))
+    out.print(f"documents: {scan.seen} ({formats})")
+    out.print(f"valid: {len(scan.documents)}   rejected: {len(scan.rejected)}")
+    if not quiet:
+        out.print(f"access (valid): {access or '-'}")
+        if scan.defaulted_access:
+            out.print(f"access defaulted from ingest.toml: {scan.defaulted_access} document(s)")
+
+
+def print_plan(result: RunResult, dry_run: bool, verbose: bool) -> None:
+    items = [i for i in result.plan.items if verbose or dry_run or i.action != "unchanged"]
+    if dry_run:
+        out.print("[bold]plan[/bold] (dry run: nothing written)")
+    if len(items) > PLAN_LINES and not verbose:
+        counts = Counter(item.action for item in result.plan.items)
+        summary = ", ".join(f"{n} {action}" for action, n in sorted(counts.items()))
+        out.print(f"  plan: {summary}  ({len(items)} lines with --verbose or in --json)")
+        return
+    for item in items:
+        counts_text = f"+{item.write} −{item.delete}" if item.write or item.delete else ""
+        reason = f"  {safe(item.reason)}" if item.reason else ""
+        out.print(f"  {item.action:<9} {safe(item.key):<40} {counts_text:<10}{reason}")
+
+
+def print_run(
+    result: RunResult, data: dict[str, Any], *, dry_run: bool, strict_refused: bool, quiet: bool, verbose: bool
+) -> None:
+    print_problems(result.plan.problems)
+    for e in result.errors:
+        out.print(f"[red]✗ refused by the store[/red] chunk {e.id}: {safe(e.reason)}")
+    for warning in getattr(result, "warnings", None) or ():
+        err.print(f"[yellow]warning:[/yellow] {safe(warning)}")
+    if not quiet:
+        for line in result.plan.overrides:
+            out.print(f"[yellow]! override[/yellow] {safe(line)}")
+        if not strict_refused:
+            print_plan(result, dry_run, verbose)
+    for change in data.get("access_repaired") or ():
+        out.print(f"[yellow]access repaired:[/yellow] {safe(change)}")
+    d, c = data["documents"], data["chunks"]
+    repaired = data["repaired"]
+    if repaired and any(repaired.values()):
+        out.print(
+            f"repaired an interrupted run: {repaired['orphan_chunks']} orphan chunks deleted, "
+            f"{repaired['incomplete_documents']} incomplete documents redone"
+        )
+    if d["defaulted_access"] and not quiet:
+        out.print(f"access defaulted from ingest.toml: {d['defaulted_access']} document(s)")
+    if strict_refused:
+        out.print(f"[red]--strict:[/red] {d['rejected']} document(s) rejected; nothing written")
+    verb = "would be" if dry_run else ""
+    out.print(
+        f"documents: {d['seen']} seen, {d['indexed']} indexed, {d['unchanged']} unchanged, "
+        f"{d['rejected']} rejected, {d['removed']} removed"
+    )
+    out.print(f"chunks: {c['written']} written, {c['deleted']} deleted, {c['total']} total {verb}".rstrip())
+    if not quiet:
+        out.print(f"store: {safe(result.store)}   ({data['elapsed_s']:.2f}s)")
+    if verbose and d["seen"]:
+        out.print(
+            f"timing: {data['elapsed_s'] / d['seen'] * 1000:.1f} ms per document, "
+            f"{c['written'] / max(data['elapsed_s'], 1e-9):.0f} chunks/s written"
+        )
+
+
+HIT_KEYS = ("chunk_id", "doc_id", "version", "title", "section", "sections", "pages", "start", "end", "access")
+
+
+def print_hits(hits: list[Hit], query: str, role: str, day: date | None) -> None:
+    if not hits:
+        out.print(f"no hits for {safe(repr(query))} (role {safe(role)}, as of {day or 'any date'})")
+        return
+    for n, hit in enumerate(hits, start=1):
+        c = hit.chunk
+        pages = f"  pages {c.pages[0]}-{c.pages[-1]}" if c.pages else ""
+        out.print(
+            f"[bold]{n}. {c.short_id}[/bold]  {safe(c.title)}  v{safe(c.version)}  § {safe(c.section or '-')}{pages}"
+            f"  score {hit.score:.2f}"
+        )
+        out.print(f"   {safe(snippet(c.text))}")
+
+
+def listing(values: list[str], most: int = 10) -> str:
+    return ", ".join(values[:most]) + (f", … ({len(values) - most} more)" if len(values) > most else "")
+
+
+def snippet(text: str, width: int = 240) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def chunk_line(c: Chunk) -> str:
+    pages = ",".join(str(p) for p in c.pages) if c.pages else "-"
+    return (
+        f"{c.short_id} v{c.version} #{c.position} chars {c.start}-{c.end} pages {pages} | {c.word_count} words"
+        f" | {c.section}"
+    )
+
+
+def print_chunk(chunk: Chunk, before: list[Chunk], after: list[Chunk]) -> None:
+    out.print(f"[bold]{safe(chunk.citation())}[/bold]")
+    for key, value in chunk.to_json().items():
+        if key != "text":
+            shown = json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else str(value)
+            out.print(f"  {key}: {safe(shown)}")
+    for c in before:
+        print_neighbour(c)
+    out.print(f"[bold]── #{chunk.position} {chunk.short_id} § {safe(chunk.section)}[/bold]")
+    out.print(safe(chunk.text, keep_newlines=True))
+    for c in after:
+        print_neighbour(c)
+
+
+def print_neighbour(c: Chunk) -> None:
+    out.print(f"[dim]── #{c.position} {c.short_id} § {safe(c.section)}[/dim]")
+    out.print(f"[dim]{safe(c.text, keep_newlines=True)}[/dim]")
+
+
+VERIFY_CHECKS = (
+    "untraceable",
+    "missing_in_store",
+    "stale_in_store",
+    "orphan_chunks",
+    "incomplete_documents",
+    "metadata_mismatch",
+    "access_layout",
+)
+
+
+def print_verify(result: VerifyResult, data: dict[str, Any], quiet: bool, verbose: bool) -> None:
+    out.print(f"chunks checked: {result.chunks}")
+    for name in VERIFY_CHECKS:
+        values = data[name]
+        if quiet and not values:
+            continue
+        mark = "[green]✓[/green]" if not values else "[red]✗[/red]"
+        shown = values if verbose else listing(values)
+        out.print(
+            f"{mark} {name.replace('_', ' ')}: {len(values)}"
+            + (f"  {safe(shown if isinstance(shown, str) else ', '.join(shown))}" if values else "")
+        )
+    if result.edited_in_folder and not quiet:
+        out.print(
+            f"[yellow]![/yellow] edited in the folder without a version bump: {len(result.edited_in_folder)}  "
+            f"{safe(listing(result.edited_in_folder))}\n"
+            "  (the store keeps citing the bytes it indexed; bump the version, or `ingest run --accept-edits`)"
+        )
+    if result.problems and not quiet:
+        out.print(f"(rejected documents in the folder, not checked: {len(result.problems)})")
+
+
+def print_eval(result: EvalResult, failures: list[str], top: int, quiet: bool, verbose: bool) -> None:
+    scored = result.questions - result.no_answer
+    out.print(
+        f"questions: {result.questions}   hit@{top}: {result.hit_at_k:.3f}   MRR: {result.mrr:.3f}"
+        f"   (over the {scored} questions with relevant passages)"
+    )
+    if not quiet:
+        for cat, values in result.by_category.items():
+            out.print(f"  {safe(cat):<14} {values['questions']:>3} questions   hit@{top} {values['hit_at_k']:.3f}")
+        out.print(f"missed: {safe(', '.join(result.missed)) or '-'}")
+    if verbose:
+        for o in result.outcomes:
+            mark = "[green]✓[/green]" if o.passed else "[red]✗[/red]"
+            rank = f"rank {o.rank}" if o.rank else "-"
+            out.print(
+                f"  {mark} {safe(o.id)} ({safe(o.role)}) {rank}" + "".join(f"\n      {safe(r)}" for r in o.reasons)
+            )
+
+
+def print_leaks_and_gate(result: EvalResult, failures: list[str]) -> None:
+    for leak in result.leaks:
+        out.print(f"[red]LEAK[/red] {safe(leak['id'])}: {leak['chunk_id'][:12]} from {safe(leak['doc_id'])}")
+    if not result.leaks:
+        out.print("leaks: 0")
+    for failure in failures:
+        out.print(f"[red]✗ gate:[/red] {safe(failure)}")
+
+
+def print_stats(name: str, counts: dict[str, Any], meta: dict[str, str]) -> None:
+    totals = counts["totals"]
+    out.print(f"store: {safe(name)}   documents: {totals['documents']}   chunks: {totals['chunks']}")
+    if meta:
+        out.print(
+            f"built {safe(meta.get('built_at', '?'))} with chunker {safe(meta.get('chunker'))} "
+            f"size {safe(meta.get('size'))}, parser v{safe(meta.get('parser_version'))}"
+        )
+    for field, values in counts.items():
+        if field != "totals":
+            out.print(f"chunks by {field}: " + (", ".join(f"{safe(k)} {v}" for k, v in values.items()) or "-"))
