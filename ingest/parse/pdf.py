@@ -231,12 +231,13 @@ def _read_pages_and_outline(data: bytes) -> tuple[list[list[Line]], list[Outline
         raise UnreadableFile("not a PDF") from None
     try:
         pages: list[list[Line]] = []
+        fonts: dict[tuple[bytes, int], tuple[bool, bool]] = {}  # one document's fonts, looked at once
         for index in range(len(document)):
             page = document[index]
             try:
                 textpage = page.get_textpage()
                 try:
-                    pages.append(list(_page_lines(textpage, index + 1)))
+                    pages.append(_page_lines(textpage, index + 1, fonts))
                 finally:
                     textpage.close()
             finally:
@@ -308,14 +309,14 @@ _LINE = re.compile(r"[^\r\n]+")
 class _PageReader:
     """pdfium's per-character queries for one text page, with the ctypes buffers made once."""
 
-    def __init__(self, textpage: pdfium.PdfTextPage) -> None:
+    def __init__(self, textpage: pdfium.PdfTextPage, fonts: dict[tuple[bytes, int], tuple[bool, bool]]) -> None:
         self.raw = textpage.raw
         self.left, self.right = ctypes.c_double(), ctypes.c_double()
         self.bottom, self.top = ctypes.c_double(), ctypes.c_double()
         self.name = ctypes.create_string_buffer(256)
         self.flags = ctypes.c_int(0)
         self.matrix = pdfium_c.FS_MATRIX()
-        self.fonts: dict[tuple[bytes, int, int], tuple[bool, bool]] = {}
+        self.fonts = fonts
 
     def box(self, index: int) -> tuple[float, float]:
         """Left and right edge of a character."""
@@ -352,12 +353,15 @@ class _PageReader:
         return size
 
     def font(self, index: int) -> tuple[bool, bool]:
-        """(bold, monospace) of the character's font, from its weight, flags and name."""
+        """(bold, monospace) of the character's font, from its weight, flags and name.
+
+        A font's name and flags identify it: its weight is asked for once per document.
+        """
         length = pdfium_c.FPDFText_GetFontInfo(self.raw, index, self.name, len(self.name), self.flags)
-        weight = pdfium_c.FPDFText_GetFontWeight(self.raw, index)
-        key = (self.name.value if length > 0 else b"", self.flags.value if length > 0 else 0, weight)
+        key = (self.name.value, self.flags.value) if length > 0 else (b"", 0)
         found = self.fonts.get(key)
         if found is None:
+            weight = pdfium_c.FPDFText_GetFontWeight(self.raw, index)
             name, flags = key[0].decode("latin-1"), key[1]
             bold = weight >= 600 or bool(flags & _FORCE_BOLD) or bool(_BOLD_NAME.search(name))
             mono = bool(flags & _FIXED_PITCH) or bool(_MONO_NAME.search(name))
@@ -365,41 +369,61 @@ class _PageReader:
         return found
 
 
-def _page_lines(textpage: pdfium.PdfTextPage, page: int) -> Iterator[Line]:
+# Characters that need more than spaces collapsed (see _clean); a page without any is
+# cleaned by splitting at whitespace alone.
+_NEEDS_CLEANING = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ue000-\uf8ff\ufffd\ufffe]")
+
+
+def _page_lines(
+    textpage: pdfium.PdfTextPage, page: int, fonts: dict[tuple[bytes, int], tuple[bool, bool]]
+) -> list[Line]:
     chars = _page_chars(textpage)
-    reader = _PageReader(textpage)
+    reader = _PageReader(textpage, fonts)
+    plain = _NEEDS_CLEANING.search(chars) is None
+    lines: list[Line] = []
     for match in _LINE.finditer(chars):
         segment = match.group()
-        stripped = segment.strip()
-        if not stripped or not strip_controls(stripped).strip():
-            continue
+        if plain:
+            words = segment.split()
+            if not words:
+                continue
+            text = " ".join(words)
+        else:
+            stripped = segment.strip()
+            if not stripped or not strip_controls(stripped).strip():
+                continue
+            text = _clean(stripped)
         first = match.start() + (len(segment) - len(segment.lstrip()))
         last = match.start() + len(segment.rstrip()) - 1
-        size = reader.font_size(first)
-        text = _clean(stripped)
-        # pdfium's text rectangles of a line break where its text object changes. Word gaps
-        # are measured one by one only when two objects lie a cell gap apart (table cells,
-        # "1 Introduction" in most generators); a line whose objects follow each other
-        # closely is prose, and skipping the measuring saves most of pdfium's calls.
-        rects = pdfium_c.FPDFText_CountRects(reader.raw, first, last - first + 1)
-        if rects > 1 and reader.wide_gap_between_rects(rects, size):
-            cells = _cells(reader, chars, first, last, size) or (text,)
-        else:
-            cells = (text,)
-        origin_x, origin_y = reader.origin(first)
-        first_bold, first_mono = reader.font(first)
-        # a line drawn by one text object has one font
-        last_bold, last_mono = reader.font(last) if last != first and rects != 1 else (first_bold, first_mono)
-        yield Line(
-            page=page,
-            text=text,
-            cells=cells,
-            x=round(origin_x, 1),
-            y=round(origin_y, 1),
-            size=round(size * 2) / 2,
-            bold=first_bold and last_bold,
-            mono=first_mono and last_mono,
-        )
+        lines.append(_line(reader, chars, page, text, first, last))
+    return lines
+
+
+def _line(reader: _PageReader, chars: str, page: int, text: str, first: int, last: int) -> Line:
+    size = reader.font_size(first)
+    # pdfium's text rectangles of a line break where its text object changes. Word gaps
+    # are measured one by one only when two objects lie a cell gap apart (table cells,
+    # "1 Introduction" in most generators); a line whose objects follow each other
+    # closely is prose, and skipping the measuring saves most of pdfium's calls.
+    rects = pdfium_c.FPDFText_CountRects(reader.raw, first, last - first + 1)
+    if rects > 1 and reader.wide_gap_between_rects(rects, size):
+        cells = _cells(reader, chars, first, last, size) or (text,)
+    else:
+        cells = (text,)
+    origin_x, origin_y = reader.origin(first)
+    first_bold, first_mono = reader.font(first)
+    # a line drawn by one text object has one font
+    last_bold, last_mono = reader.font(last) if last != first and rects != 1 else (first_bold, first_mono)
+    return Line(
+        page=page,
+        text=text,
+        cells=cells,
+        x=round(origin_x, 1),
+        y=round(origin_y, 1),
+        size=round(size * 2) / 2,
+        bold=first_bold and last_bold,
+        mono=first_mono and last_mono,
+    )
 
 
 _GAP = re.compile(r"\s+")
@@ -548,9 +572,8 @@ def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
     joined_by_pdfium = [index for index, line in enumerate(lines) if _SHY in line.text]
     if not candidates and not joined_by_pdfium:
         return lines
-    words: Counter[str] = Counter()
-    for line in lines:
-        words.update(word.casefold() for word in _WORD.findall(line.text))
+    # one search over the whole text (a word never spans a line break, "\n" is no letter)
+    words: Counter[str] = Counter(map(str.casefold, _WORD.findall("\n".join([line.text for line in lines]))))
 
     def resolve(match: re.Match[str]) -> str:
         left, right = match.group(1), match.group(2)
@@ -607,6 +630,9 @@ def _heading_style(line: Line, style: _Style) -> bool:
     """A line that looks like a heading: clearly larger than the body, or bold and short;
     never code, never a sentence, never a table row (but "1 Introduction" set with a wide
     gap after its number is a heading)."""
+    larger = _larger(line, style)
+    if not larger and (not line.bold or style.body_bold):  # most lines: the cheap test first
+        return False
     if line.mono or not any(char.isalpha() for char in line.text):
         return False
     if len(line.cells) > 1 and not (len(line.cells) == 2 and _SECTION_NUMBER.fullmatch(line.cells[0])):
@@ -615,7 +641,7 @@ def _heading_style(line: Line, style: _Style) -> bool:
     if words > MAX_HEADING_WORDS or len(line.text) > MAX_HEADING_CHARS:
         return False
     last = line.text[-1]
-    if _larger(line, style):
+    if larger:
         return last not in ",;" and not (last == "." and words > 3)
     return (
         line.bold
