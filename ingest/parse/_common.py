@@ -192,6 +192,7 @@ def assemble(
     pieces: list[str] = []
     spans: list[tuple[Draft, int, int, tuple[str, ...]]] = []
     headings: list[tuple[int, str]] = []  # the open headings, outermost first
+    path: tuple[str, ...] = ()  # their texts, made anew only when a heading changes them
     page_first_offset: dict[int, int] = {}
     offset = 0
     for draft in drafts:
@@ -208,7 +209,7 @@ def assemble(
             while headings and headings[-1][0] >= level:
                 headings.pop()
             headings.append((level, draft.text))
-        path = tuple(text for _, text in headings)
+            path = tuple(text for _, text in headings)
         spans.append((draft, start, end, path))
         for mark_offset, page in draft.page_marks:
             page_first_offset.setdefault(page, start + min(mark_offset, len(draft.text)))

@@ -318,20 +318,19 @@ class _PageReader:
         self.matrix = pdfium_c.FS_MATRIX()
         self.fonts = fonts
 
-    def box(self, index: int) -> tuple[float, float]:
-        """Left and right edge of a character."""
-        pdfium_c.FPDFText_GetCharBox(self.raw, index, self.left, self.right, self.bottom, self.top)
-        return self.left.value, self.right.value
-
     def wide_gap_between_rects(self, count: int, size: float) -> bool:
         """Whether two consecutive text rectangles (of the range last given to
         FPDFText_CountRects) lie further apart than a cell gap."""
-        previous_right = None
-        for index in range(count):
-            pdfium_c.FPDFText_GetRect(self.raw, index, self.left, self.top, self.right, self.bottom)
-            if previous_right is not None and self.left.value - previous_right > CELL_GAP_GENERATED * max(size, 1.0):
+        raw, get_rect = self.raw, pdfium_c.FPDFText_GetRect
+        left, top, right, bottom = self.left, self.top, self.right, self.bottom
+        limit = CELL_GAP_GENERATED * max(size, 1.0)
+        get_rect(raw, 0, left, top, right, bottom)
+        previous_right = right.value
+        for index in range(1, count):
+            get_rect(raw, index, left, top, right, bottom)
+            if left.value - previous_right > limit:
                 return True
-            previous_right = self.right.value
+            previous_right = right.value
         return False
 
     def origin(self, index: int) -> tuple[float, float]:
@@ -439,7 +438,9 @@ def _cells(reader: _PageReader, chars: str, first: int, last: int, size: float) 
     if " " not in line and "\t" not in line and "\xa0" not in line:
         text = _clean(line)
         return (text,) if text else ()
-    raw, box = reader.raw, reader.box
+    # pdfium's calls bound to locals: this loop runs for every word gap of such lines
+    raw, char_box = reader.raw, pdfium_c.FPDFText_GetCharBox
+    left, right, bottom, top = reader.left, reader.right, reader.bottom, reader.top
     generated_limit = CELL_GAP_GENERATED * max(size, 1.0)
     drawn_limit = CELL_GAP * max(size, 1.0)
     cuts: list[tuple[int, int]] = []
@@ -447,15 +448,17 @@ def _cells(reader: _PageReader, chars: str, first: int, last: int, size: float) 
     gaps = 0
     for gap in _GAP.finditer(line):
         gaps += 1
-        before, after = first + gap.start() - 1, first + gap.end()
-        width = box(after)[0] - box(before)[1]
+        gap_start, gap_end = gap.span()
+        before, after = first + gap_start - 1, first + gap_end
+        char_box(raw, before, left, right, bottom, top)
+        before_right = right.value
+        char_box(raw, after, left, right, bottom, top)
+        width = left.value - before_right
         if width <= generated_limit:
             continue
         # pdfium marks the spaces it inserted itself; a drawn space needs a wider gap.
         if width <= drawn_limit and (
-            gap.end() - gap.start() > 1
-            or line[gap.start()] != " "
-            or not pdfium_c.FPDFText_IsGenerated(raw, before + 1)
+            gap_end - gap_start > 1 or line[gap_start] != " " or not pdfium_c.FPDFText_IsGenerated(raw, before + 1)
         ):
             continue
         cuts.append((before + 1, after))
@@ -536,7 +539,10 @@ def _without_page_furniture(page: list[Line], body_size: float) -> list[Line]:
             drop.append(edge)
     if top not in drop and top.size < body_size and top.y - below_top.y > HEADER_GAP * body_size:
         drop.append(top)
-    return [line for line in page if not any(line is dropped for dropped in drop)]
+    if not drop:
+        return page
+    dropped = {id(line) for line in drop}
+    return [line for line in page if id(line) not in dropped]
 
 
 def _body_size(lines: Sequence[Line]) -> float:
