@@ -146,7 +146,7 @@ def _open_reader(data: bytes) -> PdfReader:
     try:
         reader = PdfReader(io.BytesIO(data), strict=False)
         encrypted = reader.is_encrypted
-    except Exception:  # pypdf raises many kinds of errors on damaged files
+    except Exception:  # noqa: BLE001 - pypdf raises many kinds of errors on damaged files
         raise UnreadableFile("not a PDF") from None
     if encrypted:
         raise UnreadableFile("encrypted PDF")
@@ -159,9 +159,9 @@ def _information_fields(reader: PdfReader) -> dict[str, Any]:
         info = reader.metadata
         for key in list(info.keys()) if info is not None else ():
             name = str(key).lstrip("/").lower()
-            if name:
+            if name and info is not None:
                 fields[name] = _plain_value(info[key])
-    except Exception:  # a damaged information dictionary yields no fields, not a failure
+    except Exception:  # noqa: BLE001 - a damaged information dictionary yields no fields, not a failure
         fields = {}
     keywords = fields.get("keywords")
     if isinstance(keywords, str) and "=" in keywords:
@@ -212,7 +212,7 @@ def _xmp_title(reader: PdfReader) -> str | None:
     try:
         xmp = reader.xmp_metadata
         titles = xmp.dc_title if xmp is not None else None
-    except Exception:  # malformed XMP is ignored
+    except Exception:  # noqa: BLE001 - malformed XMP is ignored
         return None
     if not titles:
         return None
@@ -227,7 +227,7 @@ def _read_pages_and_outline(data: bytes) -> tuple[list[list[Line]], list[Outline
     """Every page's text lines, in pdfium's (content) order, and the document's outline."""
     try:
         document = pdfium.PdfDocument(data)
-    except Exception:  # pdfium refuses what it cannot open
+    except Exception:  # noqa: BLE001 - pdfium refuses what it cannot open
         raise UnreadableFile("not a PDF") from None
     try:
         pages: list[list[Line]] = []
@@ -262,7 +262,7 @@ def _outline(document: pdfium.PdfDocument) -> list[OutlineEntry]:
             page = destination.get_index() if destination is not None else None
             if title:
                 entries.append(OutlineEntry(title, bookmark.level + 1, page + 1 if page is not None else 0))
-    except Exception:  # pdfium errors on a damaged outline: keep what was read
+    except Exception:  # noqa: BLE001 - pdfium errors on a damaged outline: keep what was read
         return entries
     return entries
 
@@ -277,7 +277,7 @@ def _page_chars(textpage: pdfium.PdfTextPage) -> str:
     count = textpage.count_chars()
     if count <= 0:
         return ""
-    text = textpage.get_text_range(0, count)
+    text: str = textpage.get_text_range(0, count)
     if len(text) == count:
         return text
     # pdfium excluded or inserted characters: ask for each one, keeping indices aligned.
@@ -349,7 +349,7 @@ class _PageReader:
             scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
             if scale > 0:
                 size *= scale
-        return size
+        return float(size)
 
     def font(self, index: int) -> tuple[bool, bool]:
         """(bold, monospace) of the character's font, from its weight, flags and name.
@@ -501,24 +501,29 @@ def _without_running_lines(pages: list[list[Line]]) -> list[list[Line]]:
     tops: list[list[EdgeLine]] = []
     bottoms: list[list[EdgeLine]] = []
     for number, page in enumerate(pages, start=1):
-        order = sorted(range(len(page)), key=lambda i, page=page: -page[i].y)
-
-        def edge(position: int, order: list[int] = order, page: list[Line] = page) -> EdgeLine:
-            line = page[order[position]]
-            neighbours = [page[order[p]] for p in (position - 1, position + 1) if 0 <= p < len(order)]
-            apart = all(abs(line.y - other.y) > PARAGRAPH_GAP * max(line.size, other.size) for other in neighbours)
-            return EdgeLine(number, order[position], line.text, band=line.y, apart=apart)
-
-        tops.append([edge(p) for p in range(min(RUNNING_ZONE, len(order)))])
-        bottoms.append([edge(p) for p in range(max(len(order) - RUNNING_ZONE, 0), len(order))])
+        heights = [-line.y for line in page]
+        order = sorted(range(len(page)), key=heights.__getitem__)
+        tops.append([_edge_line(page, order, p, number) for p in range(min(RUNNING_ZONE, len(order)))])
+        bottoms.append(
+            [_edge_line(page, order, p, number) for p in range(max(len(order) - RUNNING_ZONE, 0), len(order))]
+        )
     drops = running_line_indices([tops, bottoms], len(pages))
-    kept = [[line for i, line in enumerate(page) if i not in drop] for page, drop in zip(pages, drops)]
+    kept = [[line for i, line in enumerate(page) if i not in drop] for page, drop in zip(pages, drops, strict=True)]
     if not any(kept):
         # Every line "repeats": one line a page, all alike. That is the document, not its
         # furniture; refusing it as "no extractable text" would lose it.
         kept = [list(page) for page in pages]
     body_size = _body_size([line for page in kept for line in page])
     return [_without_page_furniture(page, body_size) for page in kept]
+
+
+def _edge_line(page: list[Line], order: list[int], position: int, number: int) -> EdgeLine:
+    """The line at ``position`` from the top of page ``number`` (``order``: its lines from the
+    top down), and whether it stands a paragraph gap apart from the lines above and below."""
+    line = page[order[position]]
+    neighbours = [page[order[p]] for p in (position - 1, position + 1) if 0 <= p < len(order)]
+    apart = all(abs(line.y - other.y) > PARAGRAPH_GAP * max(line.size, other.size) for other in neighbours)
+    return EdgeLine(number, order[position], line.text, band=line.y, apart=apart)
 
 
 def _without_page_furniture(page: list[Line], body_size: float) -> list[Line]:
@@ -592,10 +597,11 @@ def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
         cells = tuple(_SHY_PAIR.sub(resolve, cell).replace(_SHY, "") for cell in line.cells)
         result[index] = dataclasses.replace(line, text=_SHY_PAIR.sub(resolve, line.text).replace(_SHY, ""), cells=cells)
     for index in candidates:
-        left = _HYPHEN_END.search(lines[index].text[-64:]).group(1)
+        left_match = _HYPHEN_END.search(lines[index].text[-64:])
         right_match = _LEADING_LETTERS.match(lines[index + 1].text)
-        if not right_match:
+        if not left_match or not right_match:  # (left always matches: candidates were chosen so)
             continue
+        left = left_match.group(1)
         right = right_match.group()
         joined, hyphenated = (left + right).casefold(), f"{left}-{right}".casefold()
         if words[joined] == 0 and words[hyphenated] > 0:
@@ -826,7 +832,7 @@ def _joined(lines: list[Line]) -> tuple[str, tuple[tuple[int, int], ...]]:
         [line.text for line in lines], kept_hyphens={i for i, line in enumerate(lines) if line.keep_hyphen}
     )
     marks: list[tuple[int, int]] = []
-    for line, start in zip(lines, starts):
+    for line, start in zip(lines, starts, strict=True):
         if not marks or marks[-1][1] != line.page:
             marks.append((start, line.page))
     return text, tuple(marks)
@@ -845,7 +851,7 @@ def _items(lines: list[Line]) -> list[list[Line]]:
 def _without_repeated_header(rows: list[Line]) -> list[Line]:
     """A table's header row repeated at the top of a continuation page is dropped."""
     kept = rows[:1]
-    for previous, row in zip(rows, rows[1:]):
+    for previous, row in zip(rows, rows[1:], strict=False):
         if not (row.page != previous.page and row.cells == rows[0].cells):
             kept.append(row)
     return kept
