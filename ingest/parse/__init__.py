@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ingest.model import ParsedDocument, UnreadableFile
 
@@ -48,7 +48,7 @@ def _function(name: str | Path, which: int) -> Callable[[bytes], Any]:
     if fmt is None:
         raise UnreadableFile(f"unsupported file type {Path(name).suffix!r}")
     entry = _PARSERS[fmt]
-    return getattr(importlib.import_module(entry[0]), entry[which])
+    return cast(Callable[[bytes], Any], getattr(importlib.import_module(entry[0]), entry[which]))
 
 
 def parse_bytes(data: bytes, name: str | Path) -> ParsedDocument:
@@ -58,16 +58,16 @@ def parse_bytes(data: bytes, name: str | Path) -> ParsedDocument:
     if len(data) > MAX_BYTES:
         raise UnreadableFile(f"file too large ({len(data)} bytes; limit {MAX_BYTES})")
     try:
-        return parser(data)
+        return cast(ParsedDocument, parser(data))
     except RecursionError:
         # Deeply nested markup (100,000 <div>s, endless > quotes) exhausts the parser's stack.
         raise UnreadableFile("nested too deeply to parse") from None
 
 
-def read_metadata(data: bytes, name: str | Path) -> dict:
+def read_metadata(data: bytes, name: str | Path) -> dict[str, Any]:
     """The raw metadata fields of a file without parsing its body: the same fields
     ``parse_bytes(data, name).metadata`` gives, for files a sync already holds unchanged."""
-    return _function(name, 2)(data)
+    return cast(dict[str, Any], _function(name, 2)(data))
 
 
 def parse_file(path: str | Path) -> ParsedDocument:

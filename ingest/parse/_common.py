@@ -116,24 +116,29 @@ def strip_controls(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+def _hyphen_joins(last: str, line: str) -> bool:
+    """Whether ``line`` continues a word that the line ending in ``last`` hyphenated."""
+    return last.endswith("-") and line[0].islower() and _HYPHENATED.search(last[-2:]) is not None
+
+
 def join_lines(lines: Iterable[str]) -> str:
     """Join wrapped lines into one paragraph: spaces between, hyphenation at line ends undone.
 
     ``"regu-"`` followed by ``"lation"`` gives ``"regulation"`` when the next line starts
     lower-case; any other line end becomes one space.
     """
-    out = ""
+    # Pieces joined once at the end: growing one string line by line is quadratic.
+    pieces: list[str] = []
     for raw in lines:
         line = collapse_spaces(raw)
         if not line:
             continue
-        if not out:
-            out = line
-        elif _HYPHENATED.search(out, len(out) - 2) and line[0].islower():
-            out = out[:-1] + line
-        else:
-            out = out + " " + line
-    return out
+        if pieces and _hyphen_joins(pieces[-1], line):
+            pieces[-1] = pieces[-1][:-1]
+        elif pieces:
+            pieces.append(" ")
+        pieces.append(line)
+    return "".join(pieces)
 
 
 def join_line_offsets(lines: list[str], kept_hyphens: Container[int] = ()) -> tuple[str, list[int]]:
@@ -143,28 +148,31 @@ def join_line_offsets(lines: list[str], kept_hyphens: Container[int] = ()) -> tu
     ``kept_hyphens`` ends in a hyphen that belongs to the word: the next line follows it
     directly, hyphen kept ("self-" + "contained" → "self-contained").
     """
-    out = ""
+    pieces: list[str] = []
+    length = 0  # of the text so far
     starts: list[int] = []
     keep_next = False
     for index, raw in enumerate(lines):
         keep, keep_next = keep_next, index in kept_hyphens
         line = collapse_spaces(raw)
         if not line:
-            starts.append(len(out) + (1 if out else 0))
+            starts.append(length + (1 if pieces else 0))
             continue
-        if not out:
+        if not pieces:
             starts.append(0)
-            out = line
-        elif keep and out.endswith("-"):
-            starts.append(len(out))
-            out = out + line
-        elif _HYPHENATED.search(out, len(out) - 2) and line[0].islower():
-            starts.append(len(out) - 1)
-            out = out[:-1] + line
+        elif keep and pieces[-1].endswith("-"):
+            starts.append(length)
+        elif _hyphen_joins(pieces[-1], line):
+            pieces[-1] = pieces[-1][:-1]
+            length -= 1
+            starts.append(length)
         else:
-            starts.append(len(out) + 1)
-            out = out + " " + line
-    return out, [min(start, len(out)) for start in starts]
+            pieces.append(" ")
+            length += 1
+            starts.append(length)
+        pieces.append(line)
+        length += len(line)
+    return "".join(pieces), [min(start, length) for start in starts]
 
 
 # ---------------------------------------------------------------------------- assembly
@@ -184,6 +192,7 @@ def assemble(
     pieces: list[str] = []
     spans: list[tuple[Draft, int, int, tuple[str, ...]]] = []
     headings: list[tuple[int, str]] = []  # the open headings, outermost first
+    path: tuple[str, ...] = ()  # their texts, made anew only when a heading changes them
     page_first_offset: dict[int, int] = {}
     offset = 0
     for draft in drafts:
@@ -200,7 +209,7 @@ def assemble(
             while headings and headings[-1][0] >= level:
                 headings.pop()
             headings.append((level, draft.text))
-        path = tuple(text for _, text in headings)
+            path = tuple(text for _, text in headings)
         spans.append((draft, start, end, path))
         for mark_offset, page in draft.page_marks:
             page_first_offset.setdefault(page, start + min(mark_offset, len(draft.text)))

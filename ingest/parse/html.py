@@ -242,7 +242,7 @@ def _metadata(tree: Element) -> dict[str, Any]:
     if "title" not in fields:
         title = next(tree.iter("title"), None)
         if title is not None:
-            value = collapse_spaces("".join(title.itertext()))
+            value = collapse_spaces("".join(str(part) for part in title.itertext()))
             if value:
                 fields["title"] = value
     return fields
@@ -658,11 +658,11 @@ class _Walker:
         terms: list[str] = []
         for child in _definition_items(dl, self.page):
             name = _name(child) if not isinstance(child, str) else ""
-            if name == "dt":
+            if name == "dt" and not isinstance(child, str):
                 term = self.page.inline_text(child)
                 if term:
                     terms.append(term)
-            elif name == "dd":
+            elif name == "dd" and not isinstance(child, str):
                 capture = self.begin("definition", terms)
                 self.walk(child, in_content)
                 self.end(capture)
@@ -702,7 +702,7 @@ def _is_permalink(node: Element) -> bool:
     if "headerlink" in _classes(node):
         return True
     href = node.get("href")
-    return bool(href) and href.startswith("#") and _text_of(node).strip() in PERMALINK_MARKS
+    return href is not None and href.startswith("#") and _text_of(node).strip() in PERMALINK_MARKS
 
 
 def _start_number(node: Element) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -32,23 +33,24 @@ def _parser() -> MarkdownIt:
 @lru_cache(maxsize=1)
 def _block_parser() -> MarkdownIt:
     """Blocks only: inline parsing is three quarters of markdown-it's time, and only headings
-    need it (their plain text); paragraphs, lists and tables keep their source."""
-    return MarkdownIt("commonmark", {"maxNesting": 10_000}).enable("table").disable("inline")
+    need it (their plain text); paragraphs, lists and tables keep their source. Without
+    inline tokens, ``text_join`` (which merges inline text tokens) has nothing to do."""
+    return MarkdownIt("commonmark", {"maxNesting": 10_000}).enable("table").disable(["inline", "text_join"])
 
 
-def read_markdown_metadata(data: bytes) -> dict:
+def read_markdown_metadata(data: bytes) -> dict[str, Any]:
     """Only the front matter: what a sync needs for a file it already holds."""
     return split_front_matter(decode_utf8_text(data))[0]
 
 
 def parse_markdown(data: bytes) -> ParsedDocument:
     metadata, body = split_front_matter(decode_utf8_text(data))
-    env: dict = {}  # link reference definitions found by the block pass, for the headings' links
+    env: dict[str, Any] = {}  # link reference definitions found by the block pass, for the headings' links
     tokens = _block_parser().parse(body, env)
     return assemble("markdown", _drafts(tokens, body.split("\n"), env), metadata)
 
 
-def _drafts(tokens: Sequence[Token], lines: list[str], env: dict) -> Iterator[Draft]:
+def _drafts(tokens: Sequence[Token], lines: list[str], env: dict[str, Any]) -> Iterator[Draft]:
     index = 0
     quote_depth = 0
     while index < len(tokens):

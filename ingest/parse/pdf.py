@@ -146,7 +146,7 @@ def _open_reader(data: bytes) -> PdfReader:
     try:
         reader = PdfReader(io.BytesIO(data), strict=False)
         encrypted = reader.is_encrypted
-    except Exception:  # pypdf raises many kinds of errors on damaged files
+    except Exception:  # noqa: BLE001 - pypdf raises many kinds of errors on damaged files
         raise UnreadableFile("not a PDF") from None
     if encrypted:
         raise UnreadableFile("encrypted PDF")
@@ -159,9 +159,9 @@ def _information_fields(reader: PdfReader) -> dict[str, Any]:
         info = reader.metadata
         for key in list(info.keys()) if info is not None else ():
             name = str(key).lstrip("/").lower()
-            if name:
+            if name and info is not None:
                 fields[name] = _plain_value(info[key])
-    except Exception:  # a damaged information dictionary yields no fields, not a failure
+    except Exception:  # noqa: BLE001 - a damaged information dictionary yields no fields, not a failure
         fields = {}
     keywords = fields.get("keywords")
     if isinstance(keywords, str) and "=" in keywords:
@@ -212,7 +212,7 @@ def _xmp_title(reader: PdfReader) -> str | None:
     try:
         xmp = reader.xmp_metadata
         titles = xmp.dc_title if xmp is not None else None
-    except Exception:  # malformed XMP is ignored
+    except Exception:  # noqa: BLE001 - malformed XMP is ignored
         return None
     if not titles:
         return None
@@ -227,16 +227,17 @@ def _read_pages_and_outline(data: bytes) -> tuple[list[list[Line]], list[Outline
     """Every page's text lines, in pdfium's (content) order, and the document's outline."""
     try:
         document = pdfium.PdfDocument(data)
-    except Exception:  # pdfium refuses what it cannot open
+    except Exception:  # noqa: BLE001 - pdfium refuses what it cannot open
         raise UnreadableFile("not a PDF") from None
     try:
         pages: list[list[Line]] = []
+        fonts: dict[tuple[bytes, int], tuple[bool, bool]] = {}  # one document's fonts, looked at once
         for index in range(len(document)):
             page = document[index]
             try:
                 textpage = page.get_textpage()
                 try:
-                    pages.append(list(_page_lines(textpage, index + 1)))
+                    pages.append(_page_lines(textpage, index + 1, fonts))
                 finally:
                     textpage.close()
             finally:
@@ -261,7 +262,7 @@ def _outline(document: pdfium.PdfDocument) -> list[OutlineEntry]:
             page = destination.get_index() if destination is not None else None
             if title:
                 entries.append(OutlineEntry(title, bookmark.level + 1, page + 1 if page is not None else 0))
-    except Exception:  # pdfium errors on a damaged outline: keep what was read
+    except Exception:  # noqa: BLE001 - pdfium errors on a damaged outline: keep what was read
         return entries
     return entries
 
@@ -276,7 +277,7 @@ def _page_chars(textpage: pdfium.PdfTextPage) -> str:
     count = textpage.count_chars()
     if count <= 0:
         return ""
-    text = textpage.get_text_range(0, count)
+    text: str = textpage.get_text_range(0, count)
     if len(text) == count:
         return text
     # pdfium excluded or inserted characters: ask for each one, keeping indices aligned.
@@ -308,29 +309,28 @@ _LINE = re.compile(r"[^\r\n]+")
 class _PageReader:
     """pdfium's per-character queries for one text page, with the ctypes buffers made once."""
 
-    def __init__(self, textpage: pdfium.PdfTextPage) -> None:
+    def __init__(self, textpage: pdfium.PdfTextPage, fonts: dict[tuple[bytes, int], tuple[bool, bool]]) -> None:
         self.raw = textpage.raw
         self.left, self.right = ctypes.c_double(), ctypes.c_double()
         self.bottom, self.top = ctypes.c_double(), ctypes.c_double()
         self.name = ctypes.create_string_buffer(256)
         self.flags = ctypes.c_int(0)
         self.matrix = pdfium_c.FS_MATRIX()
-        self.fonts: dict[tuple[bytes, int, int], tuple[bool, bool]] = {}
-
-    def box(self, index: int) -> tuple[float, float]:
-        """Left and right edge of a character."""
-        pdfium_c.FPDFText_GetCharBox(self.raw, index, self.left, self.right, self.bottom, self.top)
-        return self.left.value, self.right.value
+        self.fonts = fonts
 
     def wide_gap_between_rects(self, count: int, size: float) -> bool:
         """Whether two consecutive text rectangles (of the range last given to
         FPDFText_CountRects) lie further apart than a cell gap."""
-        previous_right = None
-        for index in range(count):
-            pdfium_c.FPDFText_GetRect(self.raw, index, self.left, self.top, self.right, self.bottom)
-            if previous_right is not None and self.left.value - previous_right > CELL_GAP_GENERATED * max(size, 1.0):
+        raw, get_rect = self.raw, pdfium_c.FPDFText_GetRect
+        left, top, right, bottom = self.left, self.top, self.right, self.bottom
+        limit = CELL_GAP_GENERATED * max(size, 1.0)
+        get_rect(raw, 0, left, top, right, bottom)
+        previous_right = right.value
+        for index in range(1, count):
+            get_rect(raw, index, left, top, right, bottom)
+            if left.value - previous_right > limit:
                 return True
-            previous_right = self.right.value
+            previous_right = right.value
         return False
 
     def origin(self, index: int) -> tuple[float, float]:
@@ -349,15 +349,18 @@ class _PageReader:
             scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
             if scale > 0:
                 size *= scale
-        return size
+        return float(size)
 
     def font(self, index: int) -> tuple[bool, bool]:
-        """(bold, monospace) of the character's font, from its weight, flags and name."""
+        """(bold, monospace) of the character's font, from its weight, flags and name.
+
+        A font's name and flags identify it: its weight is asked for once per document.
+        """
         length = pdfium_c.FPDFText_GetFontInfo(self.raw, index, self.name, len(self.name), self.flags)
-        weight = pdfium_c.FPDFText_GetFontWeight(self.raw, index)
-        key = (self.name.value if length > 0 else b"", self.flags.value if length > 0 else 0, weight)
+        key = (self.name.value, self.flags.value) if length > 0 else (b"", 0)
         found = self.fonts.get(key)
         if found is None:
+            weight = pdfium_c.FPDFText_GetFontWeight(self.raw, index)
             name, flags = key[0].decode("latin-1"), key[1]
             bold = weight >= 600 or bool(flags & _FORCE_BOLD) or bool(_BOLD_NAME.search(name))
             mono = bool(flags & _FIXED_PITCH) or bool(_MONO_NAME.search(name))
@@ -365,41 +368,62 @@ class _PageReader:
         return found
 
 
-def _page_lines(textpage: pdfium.PdfTextPage, page: int) -> Iterator[Line]:
+# Characters that need more than spaces collapsed (see _clean); a page without any is
+# cleaned by splitting at whitespace alone.
+_NEEDS_CLEANING = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ue000-\uf8ff\ufffd\ufffe]")
+
+
+def _page_lines(
+    textpage: pdfium.PdfTextPage, page: int, fonts: dict[tuple[bytes, int], tuple[bool, bool]]
+) -> list[Line]:
     chars = _page_chars(textpage)
-    reader = _PageReader(textpage)
+    reader = _PageReader(textpage, fonts)
+    plain = _NEEDS_CLEANING.search(chars) is None
+    lines: list[Line] = []
     for match in _LINE.finditer(chars):
         segment = match.group()
-        stripped = segment.strip()
-        if not stripped or not strip_controls(stripped).strip():
-            continue
+        if plain:
+            words = segment.split()
+            if not words:
+                continue
+            text = " ".join(words)
+        else:
+            stripped = segment.strip()
+            if not stripped or not strip_controls(stripped).strip():
+                continue
+            text = _clean(stripped)
         first = match.start() + (len(segment) - len(segment.lstrip()))
         last = match.start() + len(segment.rstrip()) - 1
-        size = reader.font_size(first)
-        text = _clean(stripped)
-        # pdfium's text rectangles of a line break where its text object changes. Word gaps
-        # are measured one by one only when two objects lie a cell gap apart (table cells,
-        # "1 Introduction" in most generators); a line whose objects follow each other
-        # closely is prose, and skipping the measuring saves most of pdfium's calls.
-        rects = pdfium_c.FPDFText_CountRects(reader.raw, first, last - first + 1)
-        if rects > 1 and reader.wide_gap_between_rects(rects, size):
-            cells = _cells(reader, chars, first, last, size) or (text,)
-        else:
-            cells = (text,)
-        origin_x, origin_y = reader.origin(first)
-        first_bold, first_mono = reader.font(first)
-        # a line drawn by one text object has one font
-        last_bold, last_mono = reader.font(last) if last != first and rects != 1 else (first_bold, first_mono)
-        yield Line(
-            page=page,
-            text=text,
-            cells=cells,
-            x=round(origin_x, 1),
-            y=round(origin_y, 1),
-            size=round(size * 2) / 2,
-            bold=first_bold and last_bold,
-            mono=first_mono and last_mono,
-        )
+        lines.append(_line(reader, chars, page, text, first, last))
+    return lines
+
+
+def _line(reader: _PageReader, chars: str, page: int, text: str, first: int, last: int) -> Line:
+    size = reader.font_size(first)
+    # pdfium's text rectangles of a line break where its text object changes. Word gaps
+    # are measured one by one only when two objects lie a cell gap apart (table cells,
+    # "1 Introduction" in most generators); a line whose objects follow each other
+    # closely is prose, and skipping the measuring saves most of pdfium's calls.
+    rects = pdfium_c.FPDFText_CountRects(reader.raw, first, last - first + 1)
+    if rects > 1 and reader.wide_gap_between_rects(rects, size):
+        cells = _cells(reader, chars, first, last, size) or (text,)
+    else:
+        cells = (text,)
+    origin_x, origin_y = reader.origin(first)
+    first_bold, first_mono = reader.font(first)
+    # a line drawn by one text object has one font
+    last_bold, last_mono = reader.font(last) if last != first and rects != 1 else (first_bold, first_mono)
+    # positional arguments: measurably cheaper than keywords, and this runs once per line
+    return Line(
+        page,  # page
+        text,  # text
+        cells,  # cells
+        round(origin_x, 1),  # x
+        round(origin_y, 1),  # y
+        round(size * 2) / 2,  # size
+        first_bold and last_bold,  # bold
+        first_mono and last_mono,  # mono
+    )
 
 
 _GAP = re.compile(r"\s+")
@@ -415,7 +439,9 @@ def _cells(reader: _PageReader, chars: str, first: int, last: int, size: float) 
     if " " not in line and "\t" not in line and "\xa0" not in line:
         text = _clean(line)
         return (text,) if text else ()
-    raw, box = reader.raw, reader.box
+    # pdfium's calls bound to locals: this loop runs for every word gap of such lines
+    raw, char_box = reader.raw, pdfium_c.FPDFText_GetCharBox
+    left, right, bottom, top = reader.left, reader.right, reader.bottom, reader.top
     generated_limit = CELL_GAP_GENERATED * max(size, 1.0)
     drawn_limit = CELL_GAP * max(size, 1.0)
     cuts: list[tuple[int, int]] = []
@@ -423,15 +449,17 @@ def _cells(reader: _PageReader, chars: str, first: int, last: int, size: float) 
     gaps = 0
     for gap in _GAP.finditer(line):
         gaps += 1
-        before, after = first + gap.start() - 1, first + gap.end()
-        width = box(after)[0] - box(before)[1]
+        gap_start, gap_end = gap.span()
+        before, after = first + gap_start - 1, first + gap_end
+        char_box(raw, before, left, right, bottom, top)
+        before_right = right.value
+        char_box(raw, after, left, right, bottom, top)
+        width = left.value - before_right
         if width <= generated_limit:
             continue
         # pdfium marks the spaces it inserted itself; a drawn space needs a wider gap.
         if width <= drawn_limit and (
-            gap.end() - gap.start() > 1
-            or line[gap.start()] != " "
-            or not pdfium_c.FPDFText_IsGenerated(raw, before + 1)
+            gap_end - gap_start > 1 or line[gap_start] != " " or not pdfium_c.FPDFText_IsGenerated(raw, before + 1)
         ):
             continue
         cuts.append((before + 1, after))
@@ -474,24 +502,29 @@ def _without_running_lines(pages: list[list[Line]]) -> list[list[Line]]:
     tops: list[list[EdgeLine]] = []
     bottoms: list[list[EdgeLine]] = []
     for number, page in enumerate(pages, start=1):
-        order = sorted(range(len(page)), key=lambda i, page=page: -page[i].y)
-
-        def edge(position: int, order: list[int] = order, page: list[Line] = page) -> EdgeLine:
-            line = page[order[position]]
-            neighbours = [page[order[p]] for p in (position - 1, position + 1) if 0 <= p < len(order)]
-            apart = all(abs(line.y - other.y) > PARAGRAPH_GAP * max(line.size, other.size) for other in neighbours)
-            return EdgeLine(number, order[position], line.text, band=line.y, apart=apart)
-
-        tops.append([edge(p) for p in range(min(RUNNING_ZONE, len(order)))])
-        bottoms.append([edge(p) for p in range(max(len(order) - RUNNING_ZONE, 0), len(order))])
+        heights = [-line.y for line in page]
+        order = sorted(range(len(page)), key=heights.__getitem__)
+        tops.append([_edge_line(page, order, p, number) for p in range(min(RUNNING_ZONE, len(order)))])
+        bottoms.append(
+            [_edge_line(page, order, p, number) for p in range(max(len(order) - RUNNING_ZONE, 0), len(order))]
+        )
     drops = running_line_indices([tops, bottoms], len(pages))
-    kept = [[line for i, line in enumerate(page) if i not in drop] for page, drop in zip(pages, drops)]
+    kept = [[line for i, line in enumerate(page) if i not in drop] for page, drop in zip(pages, drops, strict=True)]
     if not any(kept):
         # Every line "repeats": one line a page, all alike. That is the document, not its
         # furniture; refusing it as "no extractable text" would lose it.
         kept = [list(page) for page in pages]
     body_size = _body_size([line for page in kept for line in page])
     return [_without_page_furniture(page, body_size) for page in kept]
+
+
+def _edge_line(page: list[Line], order: list[int], position: int, number: int) -> EdgeLine:
+    """The line at ``position`` from the top of page ``number`` (``order``: its lines from the
+    top down), and whether it stands a paragraph gap apart from the lines above and below."""
+    line = page[order[position]]
+    neighbours = [page[order[p]] for p in (position - 1, position + 1) if 0 <= p < len(order)]
+    apart = all(abs(line.y - other.y) > PARAGRAPH_GAP * max(line.size, other.size) for other in neighbours)
+    return EdgeLine(number, order[position], line.text, band=line.y, apart=apart)
 
 
 def _without_page_furniture(page: list[Line], body_size: float) -> list[Line]:
@@ -512,7 +545,10 @@ def _without_page_furniture(page: list[Line], body_size: float) -> list[Line]:
             drop.append(edge)
     if top not in drop and top.size < body_size and top.y - below_top.y > HEADER_GAP * body_size:
         drop.append(top)
-    return [line for line in page if not any(line is dropped for dropped in drop)]
+    if not drop:
+        return page
+    dropped = {id(line) for line in drop}
+    return [line for line in page if id(line) not in dropped]
 
 
 def _body_size(lines: Sequence[Line]) -> float:
@@ -548,9 +584,8 @@ def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
     joined_by_pdfium = [index for index, line in enumerate(lines) if _SHY in line.text]
     if not candidates and not joined_by_pdfium:
         return lines
-    words: Counter[str] = Counter()
-    for line in lines:
-        words.update(word.casefold() for word in _WORD.findall(line.text))
+    # one search over the whole text (a word never spans a line break, "\n" is no letter)
+    words: Counter[str] = Counter(map(str.casefold, _WORD.findall("\n".join([line.text for line in lines]))))
 
     def resolve(match: re.Match[str]) -> str:
         left, right = match.group(1), match.group(2)
@@ -563,10 +598,11 @@ def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
         cells = tuple(_SHY_PAIR.sub(resolve, cell).replace(_SHY, "") for cell in line.cells)
         result[index] = dataclasses.replace(line, text=_SHY_PAIR.sub(resolve, line.text).replace(_SHY, ""), cells=cells)
     for index in candidates:
-        left = _HYPHEN_END.search(lines[index].text[-64:]).group(1)
+        left_match = _HYPHEN_END.search(lines[index].text[-64:])
         right_match = _LEADING_LETTERS.match(lines[index + 1].text)
-        if not right_match:
+        if not left_match or not right_match:  # (left always matches: candidates were chosen so)
             continue
+        left = left_match.group(1)
         right = right_match.group()
         joined, hyphenated = (left + right).casefold(), f"{left}-{right}".casefold()
         if words[joined] == 0 and words[hyphenated] > 0:
@@ -607,6 +643,9 @@ def _heading_style(line: Line, style: _Style) -> bool:
     """A line that looks like a heading: clearly larger than the body, or bold and short;
     never code, never a sentence, never a table row (but "1 Introduction" set with a wide
     gap after its number is a heading)."""
+    larger = _larger(line, style)
+    if not larger and (not line.bold or style.body_bold):  # most lines: the cheap test first
+        return False
     if line.mono or not any(char.isalpha() for char in line.text):
         return False
     if len(line.cells) > 1 and not (len(line.cells) == 2 and _SECTION_NUMBER.fullmatch(line.cells[0])):
@@ -615,7 +654,7 @@ def _heading_style(line: Line, style: _Style) -> bool:
     if words > MAX_HEADING_WORDS or len(line.text) > MAX_HEADING_CHARS:
         return False
     last = line.text[-1]
-    if _larger(line, style):
+    if larger:
         return last not in ",;" and not (last == "." and words > 3)
     return (
         line.bold
@@ -794,7 +833,7 @@ def _joined(lines: list[Line]) -> tuple[str, tuple[tuple[int, int], ...]]:
         [line.text for line in lines], kept_hyphens={i for i, line in enumerate(lines) if line.keep_hyphen}
     )
     marks: list[tuple[int, int]] = []
-    for line, start in zip(lines, starts):
+    for line, start in zip(lines, starts, strict=True):
         if not marks or marks[-1][1] != line.page:
             marks.append((start, line.page))
     return text, tuple(marks)
@@ -813,7 +852,7 @@ def _items(lines: list[Line]) -> list[list[Line]]:
 def _without_repeated_header(rows: list[Line]) -> list[Line]:
     """A table's header row repeated at the top of a continuation page is dropped."""
     kept = rows[:1]
-    for previous, row in zip(rows, rows[1:]):
+    for previous, row in zip(rows, rows[1:], strict=False):
         if not (row.page != previous.page and row.cells == rows[0].cells):
             kept.append(row)
     return kept

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from ingest.model import ParsedDocument
 from ingest.parse._common import (
@@ -45,7 +46,7 @@ SHORT_LINE = 80
 MIN_REPEATS = 3
 
 
-def read_text_metadata(data: bytes) -> dict:
+def read_text_metadata(data: bytes) -> dict[str, Any]:
     """Only the front matter: what a sync needs for a file it already holds."""
     return split_front_matter(decode_utf8_text(data))[0]
 
@@ -69,11 +70,13 @@ def _clean_pages(body: str) -> list[str]:
 def _without_page_furniture(pages: list[list[str]]) -> list[str]:
     """Form-feed pages: drop lines repeated at the top or bottom of most pages."""
     nonblank = [[index for index, line in enumerate(page) if line.strip()] for page in pages]
-    numbered = list(enumerate(zip(pages, nonblank), start=1))
+    numbered = list(enumerate(zip(pages, nonblank, strict=True), start=1))
     tops = [[EdgeLine(n, i, page[i]) for i in indices[:RUNNING_ZONE]] for n, (page, indices) in numbered]
     bottoms = [[EdgeLine(n, i, page[i]) for i in indices[-RUNNING_ZONE:]] for n, (page, indices) in numbered]
     drops = running_line_indices([tops, bottoms], len(pages))
-    return _join_pages([[line for i, line in enumerate(page) if i not in drop] for page, drop in zip(pages, drops)])
+    return _join_pages(
+        [[line for i, line in enumerate(page) if i not in drop] for page, drop in zip(pages, drops, strict=True)]
+    )
 
 
 def _starts_section(content: list[str]) -> bool:
@@ -180,25 +183,59 @@ def _blank(lines: list[str], index: int) -> bool:
     return index < 0 or index >= len(lines) or not lines[index].strip()
 
 
-def _drafts(lines: list[str]) -> Iterator[Draft]:
-    paragraph: list[str] = []
-    items: list[str] = []  # the current list, one item per entry
-    rows: list[str] = []  # the current table, one row per entry
-    styles: list[tuple[str, bool]] = []  # reStructuredText heading styles (character, overlined) by first use
-    base = _base_indent(lines)
+def _drafts(lines: list[str]) -> list[Draft]:
+    return _TextBlocks(lines).read()
 
-    def flush() -> Iterator[Draft]:
-        if paragraph:
-            yield Draft("paragraph", join_lines(paragraph))
-            paragraph.clear()
-        if items:
-            yield Draft("list", "\n".join(items))
-            items.clear()
-        if rows:
-            yield Draft("table", "\n".join(rows))
-            rows.clear()
 
-    def adorned_level(title: str, char: str, overline: bool) -> int:
+class _TextBlocks:
+    """Reads the lines top to bottom into draft blocks; paragraph, list and table lines are
+    gathered until something else starts (``flush``)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.paragraph: list[str] = []
+        self.items: list[str] = []  # the current list, one item per entry
+        self.rows: list[str] = []  # the current table, one row per entry
+        # reStructuredText heading styles (character, overlined) by first use
+        self.styles: list[tuple[str, bool]] = []
+        self.base = _base_indent(lines)
+        self.drafts: list[Draft] = []
+
+    def read(self) -> list[Draft]:
+        index = 0
+        while index < len(self.lines):
+            line = self.lines[index]
+            following = self.lines[index + 1] if index + 1 < len(self.lines) else ""
+            if not line.strip():
+                self.flush()
+                index += 1
+                continue
+            end = self.code_or_table(index, line, following)
+            if end is None:
+                end = self.heading_or_break(index, line, following)
+            if end is None:
+                self.gather(index, line, following)
+                end = index + 1
+            index = end
+        self.flush()
+        return self.drafts
+
+    def flush(self) -> None:
+        if self.paragraph:
+            self.drafts.append(Draft("paragraph", join_lines(self.paragraph)))
+            self.paragraph.clear()
+        if self.items:
+            self.drafts.append(Draft("list", "\n".join(self.items)))
+            self.items.clear()
+        if self.rows:
+            self.drafts.append(Draft("table", "\n".join(self.rows)))
+            self.rows.clear()
+
+    def add(self, draft: Draft) -> None:
+        self.flush()
+        self.drafts.append(draft)
+
+    def adorned_level(self, title: str, char: str, overline: bool) -> int:
         numbered = _NUMBERED.fullmatch(title)
         if numbered:  # "2.3 Returns" underlined: its number says how deep it is
             return min(numbered.group(1).count(".") + 1, 6)
@@ -206,99 +243,100 @@ def _drafts(lines: list[str]) -> Iterator[Draft]:
             return 1 if char == "=" else 2  # the common plain-text convention, as before
         # Other styles, as reStructuredText reads them, by order of first use: overlined titles
         # from level 1, other underlines below the = and - levels.
-        kind = [style for style in styles if style[1] == overline]
-        if (char, overline) not in styles:
-            styles.append((char, overline))
+        kind = [style for style in self.styles if style[1] == overline]
+        if (char, overline) not in self.styles:
+            self.styles.append((char, overline))
             kind.append((char, overline))
         return min(kind.index((char, overline)) + (1 if overline else 3), 6)
 
-    index = 0
-    while index < len(lines):
-        line = lines[index]
-        following = lines[index + 1] if index + 1 < len(lines) else ""
-        stripped = line.strip()
+    def code_or_table(self, index: int, line: str, following: str) -> int | None:
+        """A fenced, doctest or indented code block, or a grid or simple table, starting at
+        ``index``: added, and the index of the line after it returned; None otherwise."""
+        lines, stripped = self.lines, line.strip()
         # The first characters rule most patterns out: regular expressions only where they may match.
         first = stripped[:1]
-        adorned = first in _ADORNMENT_CHARS
-        next_adorned = following.lstrip()[:1] in _ADORNMENT_CHARS
-        if not stripped:
-            yield from flush()
-        elif first in "`~" and (fence := _FENCE_OPEN.fullmatch(line)) is not None:
-            yield from flush()
+        if first in "`~" and (fence := _FENCE_OPEN.fullmatch(line)) is not None:
             end = _fence_end(lines, index, fence.group(1))
-            yield Draft("code", _dedented(lines[index + 1 : end]))
-            index = end  # the closing fence
-        elif first == ">" and stripped.startswith(">>>") and not paragraph and _blank(lines, index - 1):
-            yield from flush()  # a doctest block: up to the next blank line
-            end = index
+            self.add(Draft("code", _dedented(lines[index + 1 : end])))
+            return end + 1  # after the closing fence
+        if first == ">" and stripped.startswith(">>>") and not self.paragraph and _blank(lines, index - 1):
+            end = index  # a doctest block: up to the next blank line
             while end < len(lines) and lines[end].strip():
                 end += 1
-            yield Draft("code", _dedented(lines[index:end]))
-            index = end - 1
-        elif (
-            not paragraph
-            and not items
+            self.add(Draft("code", _dedented(lines[index:end])))
+            return end
+        if (
+            not self.paragraph
+            and not self.items
             and line[:1] in " \t"
-            and (code_indent := _code_indent(lines, index, base)) is not None
+            and (code_indent := _code_indent(lines, index, self.base)) is not None
         ):
-            yield from flush()
             end = _indented_end(lines, index, code_indent)
-            yield Draft("code", _dedented(lines[index:end]))
-            index = end - 1
-        elif first == "+" and _GRID_BORDER.fullmatch(stripped) and _GRID_ROW.fullmatch(following.strip()):
-            yield from flush()
-            table, index = _grid_table(lines, index)
-            yield Draft("table", table)
-            continue
-        elif first == "=" and _SIMPLE_BORDER.fullmatch(stripped) and following.strip() and not paragraph:
-            yield from flush()
-            table, index = _simple_table(lines, index)
-            yield Draft("table", table)
-            continue
-        elif (
+            self.add(Draft("code", _dedented(lines[index:end])))
+            return end
+        if first == "+" and _GRID_BORDER.fullmatch(stripped) and _GRID_ROW.fullmatch(following.strip()):
+            self.flush()
+            table, end = _grid_table(lines, index)
+            self.drafts.append(Draft("table", table))
+            return end
+        if first == "=" and _SIMPLE_BORDER.fullmatch(stripped) and following.strip() and not self.paragraph:
+            self.flush()
+            table, end = _simple_table(lines, index)
+            self.drafts.append(Draft("table", table))
+            return end
+        return None
+
+    def heading_or_break(self, index: int, line: str, following: str) -> int | None:
+        """An adorned (reStructuredText) heading or a rule at ``index``: the index of the line
+        after it; None otherwise."""
+        stripped = line.strip()
+        adorned = stripped[:1] in _ADORNMENT_CHARS
+        if (
             adorned
             and (adornment := _ADORNMENT.fullmatch(stripped))
             and following.strip()
-            and index + 2 < len(lines)
-            and lines[index + 2].strip() == stripped
-            and not paragraph
+            and index + 2 < len(self.lines)
+            and self.lines[index + 2].strip() == stripped
+            and not self.paragraph
         ):  # overline, title, underline
-            yield from flush()
             title = collapse_spaces(following)
-            yield Draft("heading", title, level=adorned_level(title, adornment.group(1), True))
-            index += 2
-        elif next_adorned and _is_underlined_heading(line, following, paragraph, items):
-            yield from flush()
-            title = collapse_spaces(line)
-            yield Draft("heading", title, level=adorned_level(title, following.strip()[0], False))
-            index += 1  # the underline
-        elif adorned and (_RULE.fullmatch(line) or _ADORNMENT.fullmatch(stripped)):
-            yield from flush()
-        elif first in "-*•" and (item := _LIST_ITEM.fullmatch(line)) is not None:
-            if paragraph or rows:
-                yield from flush()
-            indent, marker, content = item.groups()
-            items.append(f"{indent}{marker} {collapse_spaces(content)}")
-        elif items and line[:1].isspace():
-            items[-1] = _continue_item(items[-1], line)
-        elif (cells := _row_cells(line)) and (rows or _row_cells(following)):
-            if paragraph or items:
-                yield from flush()
-            rows.append(" | ".join(cells))
-        elif (
-            not paragraph
-            and _blank(lines, index - 1)
-            and _blank(lines, index + 1)
-            and (level := _heading_level(lines, index))
+            self.add(Draft("heading", title, level=self.adorned_level(title, adornment.group(1), True)))
+            return index + 3
+        if following.lstrip()[:1] in _ADORNMENT_CHARS and _is_underlined_heading(
+            line, following, self.paragraph, self.items
         ):
-            yield from flush()
-            yield Draft("heading", collapse_spaces(line), level=level)
+            title = collapse_spaces(line)
+            self.add(Draft("heading", title, level=self.adorned_level(title, following.strip()[0], False)))
+            return index + 2  # after the underline
+        if adorned and (_RULE.fullmatch(line) or _ADORNMENT.fullmatch(stripped)):
+            self.flush()
+            return index + 1
+        return None
+
+    def gather(self, index: int, line: str, following: str) -> None:
+        """A line of a list, a table or a paragraph, or a heading standing alone."""
+        if line.strip()[:1] in "-*•" and (item := _LIST_ITEM.fullmatch(line)) is not None:
+            if self.paragraph or self.rows:
+                self.flush()
+            indent, marker, content = item.groups()
+            self.items.append(f"{indent}{marker} {collapse_spaces(content)}")
+        elif self.items and line[:1].isspace():
+            self.items[-1] = _continue_item(self.items[-1], line)
+        elif (cells := _row_cells(line)) and (self.rows or _row_cells(following)):
+            if self.paragraph or self.items:
+                self.flush()
+            self.rows.append(" | ".join(cells))
+        elif (
+            not self.paragraph
+            and _blank(self.lines, index - 1)
+            and _blank(self.lines, index + 1)
+            and (level := _heading_level(self.lines, index))
+        ):
+            self.add(Draft("heading", collapse_spaces(line), level=level))
         else:
-            if items or rows:
-                yield from flush()
-            paragraph.append(line)
-        index += 1
-    yield from flush()
+            if self.items or self.rows:
+                self.flush()
+            self.paragraph.append(line)
 
 
 def _code_indent(lines: list[str], index: int, base: int) -> int | None:
@@ -364,7 +402,7 @@ def _grid_table(lines: list[str], index: int) -> tuple[str, int]:
                 if pending:
                     rows.append(" | ".join(join_lines(column) for column in pending))
                 pending = [[] for _ in cells]
-            for column, cell in zip(pending, cells):
+            for column, cell in zip(pending, cells, strict=True):
                 column.append(cell)
         else:
             break
@@ -401,7 +439,7 @@ def _simple_table(lines: list[str], index: int) -> tuple[str, int]:
         cells = [line[bounds[n] : bounds[n + 1]].strip() for n in range(len(spans))]
         cells[-1] = line[bounds[-2] :].strip()
         if rows and not cells[0]:
-            rows[-1] = [join_lines([old, new]) if new else old for old, new in zip(rows[-1], cells)]
+            rows[-1] = [join_lines([old, new]) if new else old for old, new in zip(rows[-1], cells, strict=False)]
         else:
             rows.append(cells)
         index += 1
@@ -457,7 +495,7 @@ def _in_numbered_run(lines: list[str], index: int) -> bool:
     return any(_ENUMERATED.match(line.strip()) for line in neighbours if line.strip())
 
 
-def _merge_lists(drafts: Iterator[Draft]) -> Iterator[Draft]:
+def _merge_lists(drafts: Iterable[Draft]) -> Iterator[Draft]:
     """Lists separated only by blank lines are one list."""
     pending: Draft | None = None
     for draft in drafts:
