@@ -42,7 +42,9 @@ LATEX_SECTIONS = [
 ]
 
 
-@pytest.mark.parametrize("name", ["latex-outline.pdf", "latex-plain.pdf", "libreoffice.pdf", "chromium.pdf", "reportlab.pdf"])
+@pytest.mark.parametrize(
+    "name", ["latex-outline.pdf", "latex-plain.pdf", "latex-t1.pdf", "libreoffice.pdf", "chromium.pdf", "reportlab.pdf"]
+)
 def test_spec_metadata_is_read_from_every_generator(name: str) -> None:
     metadata = parsed(name).metadata
     assert metadata["doc_id"] and metadata["version"] and metadata["title"] and metadata["access"]
@@ -53,6 +55,15 @@ def test_latex_with_bookmarks_takes_its_headings_and_levels_from_the_outline() -
     # The title block made by \maketitle is not in the outline, so it is no heading here.
     assert headings(doc) == LATEX_SECTIONS
     assert section_of(doc, "Fix the base plate") == ("2 Installation", "2.1 Mounting the pump")
+
+
+def test_latex_t1_font_encoding_keeps_its_ligatures() -> None:
+    """T1 (EC) fonts put fi/fl/ff at codes 0x1B-0x1F with no Unicode mapping: the same source must
+    read the same words as with the default encoding ("Classified", not "Classied")."""
+    t1, ot1 = parsed("latex-t1.pdf"), parsed("latex-outline.pdf")
+    assert t1.text.split() == ot1.text.split()
+    assert any(ligature in t1.text for ligature in ("fi", "ff", "fl"))
+    assert headings(t1) == LATEX_SECTIONS
 
 
 def test_latex_without_bookmarks_finds_cmbx_headings_with_the_number_set_apart() -> None:

@@ -257,7 +257,7 @@ def _outline(document: pdfium.PdfDocument) -> list[OutlineEntry]:
         for bookmark in document.get_toc(max_depth=12):
             if len(entries) >= MAX_OUTLINE_ENTRIES:
                 break
-            title = collapse_spaces(strip_controls(bookmark.get_title() or ""))
+            title = collapse_spaces(strip_controls((bookmark.get_title() or "").translate(_T1_LIGATURES)))
             destination = bookmark.get_dest()
             page = destination.get_index() if destination is not None else None
             if title:
@@ -480,6 +480,13 @@ def _cells(reader: _PageReader, chars: str, first: int, last: int, size: float) 
     return tuple(texts)
 
 
+# TeX's T1 (Cork) font encoding puts the ff, fi, fl, ffi and ffl ligatures at 0x1B-0x1F; a PDF
+# without a ToUnicode entry for them gives those control codes, which would otherwise be dropped
+# ("Classified" read as "Classied"). Other encodings leave these codes unused in text.
+_T1_LIGATURES = {0x1B: "ff", 0x1C: "fi", 0x1D: "fl", 0x1E: "ffi", 0x1F: "ffl"}
+_T1_LIGATURE_CODES = re.compile(r"[\x1b-\x1f]")
+
+
 def _clean(text: str) -> str:
     """Line text with pdfium's line-end hyphen marks resolved, controls dropped, spaces collapsed.
 
@@ -491,6 +498,8 @@ def _clean(text: str) -> str:
     text = _SOFT_HYPHEN.sub(lambda m: (_SHY if m.group(1)[:1].islower() else "-") + m.group(1), text)
     if "\ufffd" in text:  # a glyph the PDF maps to no character: nothing to read or find
         text = text.replace("\ufffd", "")
+    if _T1_LIGATURE_CODES.search(text):
+        text = text.translate(_T1_LIGATURES)
     return _UNMAPPED_BULLET.sub("•", collapse_spaces(strip_controls(text)))
 
 
