@@ -40,17 +40,20 @@ class QueryTooLarge(ValueError):
     """More distinct words than a search takes (exit 2 in the CLI), the same limit on both stores."""
 
 
-# Elasticsearch turns every word into one clause per searched field (3) and refuses a query over
-# its clause limit (1024 and up, depending on the heap); far more than any question needs.
+# Elasticsearch turns every word (repeated ones too) into clauses per searched field and refuses a
+# query over its clause limit (1024 and up, depending on the heap); far more than any question needs.
 MAX_QUERY_WORDS = 256
+MAX_QUERY_CHARS = 4096  # a question, not a document: also bounds the query analysis on both stores
 
 
 def check_query(query: str) -> None:
     """Refuse a query Elasticsearch would refuse, before sending it, for both stores alike."""
-    words = {w.lower() for w in query.split()}
+    words = query.split()
     if len(words) > MAX_QUERY_WORDS:
+        raise QueryTooLarge(f"the query has {len(words)} words; at most {MAX_QUERY_WORDS} are searched (shorten it)")
+    if len(query) > MAX_QUERY_CHARS:
         raise QueryTooLarge(
-            f"the query has {len(words)} distinct words; at most {MAX_QUERY_WORDS} are searched (shorten it)"
+            f"the query has {len(query)} characters; at most {MAX_QUERY_CHARS} are searched (shorten it)"
         )
 
 

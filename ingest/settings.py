@@ -84,8 +84,14 @@ def load_settings(corpus: Path | None) -> Settings:
     if not path.is_file():
         return Settings()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:  # unreadable (permissions) is the user's to fix, like a missing corpus
+        raise SettingsError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise SettingsError(f"{path}: not valid TOML: {exc}") from None
     return settings_from_dict(data, origin=str(path))
 

@@ -265,7 +265,11 @@ def test_shell_completion_script_is_offered():
 def test_a_query_too_large_for_the_store_is_a_usage_error(sample_store):
     words = " ".join(f"w{i}" for i in range(5000))
     done = ingest("search", words, "--store", sample_store)
-    assert done.exit_code == 2 and "5000 distinct words" in done.stderr
+    assert done.exit_code == 2 and "5000 words" in done.stderr
+    repeated = ingest("search", " ".join(["warranty"] * 3000), "--store", sample_store)
+    assert repeated.exit_code == 2 and "3000 words" in repeated.stderr  # repeats count: clauses
+    long_word = ingest("search", "abcdefghij" * 1000, "--store", sample_store)
+    assert long_word.exit_code == 2 and "characters" in long_word.stderr
 
 
 def test_a_name_that_is_not_utf8_is_escaped_for_people_and_exact_in_json(tmp_path):

@@ -244,3 +244,16 @@ def test_validate_refuses_an_immense_token_as_run_does(corpus, store):
     result = run(corpus, store)
     assert "32766-byte term limit" in problems_by_source(result.plan)["documents/big/token.md"]
     assert result.to_json()["documents"]["rejected"] == 1 and result.to_json()["documents"]["indexed"] == 6
+
+
+def test_an_unreadable_ingest_toml_is_a_configuration_error(shared_dir):
+    """Exit 2 naming the file (the user's to fix), never exit 4 "a bug"."""
+    prefix = _unprivileged()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: permissions cannot be taken away from root")
+    corpus = make_corpus(shared_dir / "corpus")
+    (corpus / "ingest.toml").write_text('[chunking]\nsize = 120\n', encoding="utf-8")
+    (corpus / "ingest.toml").chmod(0o000)
+    done = subprocess.run([*prefix, sys.executable, "-m", "ingest.cli", "validate", str(corpus)], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 2, done.stderr
+    assert "ingest.toml: cannot be read" in done.stderr and "Traceback" not in done.stderr
