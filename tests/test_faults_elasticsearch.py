@@ -169,7 +169,6 @@ def test_a_write_block_stops_the_run_and_the_next_run_converges_once_lifted(corp
 def test_failed_lock_renewals_lose_the_lock_loudly_while_a_second_run_waits(proxy, tmp_path, es_url, es_prefix, monkeypatch):
     """Run A renews through a proxy that refuses every renewal; its lease (3 s) runs out, run B
     (another folder, waiting) takes the lock; A stops before its next write, B's result stands."""
-    monkeypatch.setattr(pipeline, "BATCH_CHUNKS", 4)
     folder_a = make_corpus(tmp_path / "a", n=12)
     folder_b = tmp_path / "b"
     for i in range(3):
@@ -185,7 +184,9 @@ def test_failed_lock_renewals_lose_the_lock_loudly_while_a_second_run_waits(prox
             time.sleep(0.5)  # a long run
 
         try:
-            outcome["a"] = pipeline.run(folder_a, slow_a, SETTINGS, SETTINGS.chunking, progress=slow)
+            outcome["a"] = pipeline.run(
+                folder_a, slow_a, SETTINGS, SETTINGS.chunking, progress=slow, write_batch_chunks=4
+            )
         except StoreError as exc:
             outcome["a"] = exc
 
