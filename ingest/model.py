@@ -192,6 +192,11 @@ class Chunk:
     def short_id(self) -> str:
         return self.chunk_id[:SHORT_ID]
 
+    @property
+    def doc_key(self) -> DocKey:
+        """The document version this chunk belongs to."""
+        return DocKey(self.doc_id, self.version)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "chunk_id": self.chunk_id,

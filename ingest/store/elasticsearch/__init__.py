@@ -1,7 +1,8 @@
 """The production store: Elasticsearch 9.x, behind :class:`ingest.store.base.Store`, one module per job:
 :mod:`.store` (ElasticsearchStore: reads and writes), :mod:`.layout` (names, ownership, mappings,
 analyzer, aliases), :mod:`.lock` (the lease lock), :mod:`.rebuild` (full rebuild and alias swap),
-:mod:`.transport` (client calls, deadlines, retries, errors, bulk), :mod:`.query` (the search query).
+:mod:`.transport` (client calls, deadlines, retries, errors, bulk), :mod:`.writes` (chunks routed to
+their label's index, deletes by ID), :mod:`.query` (the search query).
 
 Layout for index prefix ``P`` (default ``ingest``) and a build suffix ``B``
 (``YYYYmmddtHHMMSS-xxxxxx``, UTC time plus 6 random hex digits; it never contains ``_``):

@@ -17,14 +17,12 @@ from ingest.store.base import (
     AmbiguousPrefix,
     ChunkNotFound,
     Counts,
-    ItemError,
     SearchEntry,
     StoreError,
     WriteReport,
-    batched,
     lookup_prefix,
 )
-from ingest.store.elasticsearch import rebuild
+from ingest.store.elasticsearch import rebuild, writes
 from ingest.store.elasticsearch.layout import META_ID, IndexLayout, IndexNames, analyzer_for, check_names
 from ingest.store.elasticsearch.lock import LOCK_TTL_S, LockGuard, WriteLock
 from ingest.store.elasticsearch.query import (
@@ -43,7 +41,6 @@ from ingest.store.elasticsearch.transport import (
     without_credentials,
 )
 
-IDS_BATCH = 1000  # IDs per lookup query
 COUNTED_FIELDS = ("access", "status", "version")
 
 
@@ -244,93 +241,24 @@ class ElasticsearchStore(IndexNames, SearchEntry):
         self._bulk_or_raise(actions, "deleting record {id} failed: {reason}")
 
     def _bulk_or_raise(self, actions: list[Action], refused: str) -> int:
-        """Bulk actions on ingest's own records: any refusal is a StoreError (``refused`` says which,
-        with {count}, {id} and {reason} of the first)."""
-        count, errors = self._t.bulk(actions)
-        if errors:
-            first = errors[0]
-            raise StoreError(f"{self._t.where}: " + refused.format(count=len(errors), id=first.id, reason=first.reason))
-        return count
+        return writes.bulk_or_raise(self._t, actions, refused)
 
-    # --- chunks --------------------------------------------------------------------------------
     def chunk_source(self, chunk: Chunk) -> dict[str, Any]:
         """The stored document of a chunk (a hook for tests of refused items)."""
         return chunk.to_json()
 
     def write_chunks(self, chunks: Iterable[Chunk]) -> WriteReport:
         self.ensure_layout()
-        report = WriteReport()
-        for batch in batched(chunks, IDS_BATCH):
-            actions = self._index_actions(batch, report)
-            # A chunk whose label changed (same ID) leaves its old label's index first: a copy
-            # left under the old label would stay readable by roles the new label excludes (and
-            # the record, listing the ID, would never show it as an orphan). A copy that cannot be
-            # removed refuses that chunk; one removed but not yet rewritten is missing, which the
-            # next run's repair notices.
-            targets = {a["_id"]: a["_index"] for a in actions}
-            moves = [
-                {"_op_type": "delete", "_index": index, "_id": chunk_id}
-                for chunk_id, index in self._locate(list(targets))
-                if index != targets[chunk_id]
-            ]
-            if moves:
-                _, move_errors = self._t.bulk(moves)
-                report.errors.extend(
-                    ItemError(e.id, f"its copy under its old access label could not be removed: {e.reason}")
-                    for e in move_errors
-                )
-                stuck = {e.id for e in move_errors}
-                actions = [a for a in actions if a["_id"] not in stuck]
-            written, errors = self._t.bulk(actions)
-            report.written += written
-            report.errors.extend(errors)
-        return report
-
-    def _index_actions(self, chunks: list[Chunk], report: WriteReport) -> list[Action]:
-        """One index action per chunk, to its label's index; an unknown label is an ItemError."""
         assert self._label_index is not None
-        actions: list[Action] = []
-        for chunk in chunks:
-            index = self._label_index.get(chunk.access)
-            if index is None:
-                report.errors.append(ItemError(chunk.chunk_id, f"access label {chunk.access!r} is not configured"))
-                continue
-            actions.append(
-                {"_op_type": "index", "_index": index, "_id": chunk.chunk_id, "_source": self.chunk_source(chunk)}
-            )
-        return actions
+        return writes.write_chunks(self._t, self._label_index, chunks, self.chunk_source)
 
     def delete_chunks(self, chunk_ids: Iterable[str]) -> int:
-        deleted = 0
-        for batch in batched(chunk_ids, IDS_BATCH):
-            actions = [{"_op_type": "delete", "_index": index, "_id": cid} for cid, index in self._locate(batch)]
-            deleted += self._bulk_or_raise(actions, "{count} chunk deletions failed, e.g. {id}: {reason}")
-        return deleted
-
-    def _locate(self, chunk_ids: list[str]) -> list[tuple[str, str]]:
-        """(chunk_id, concrete index) of every stored copy of these IDs.
-
-        A multi-get over every label index: real-time (it sees writes not yet refreshed),
-        so a run never has to refresh between its own writes.
-        """
-        if not chunk_ids:
-            return []
         if self._label_index is not None:
             label_index = self._label_index
         else:
             layout = self._layout.read()
             label_index = layout.chunks if layout else {}
-        indices = sorted(set(label_index.values()))
-        docs = [{"_index": index, "_id": cid} for cid in chunk_ids for index in indices]
-        found: list[tuple[str, str]] = []
-        for batch in batched(docs, IDS_BATCH * 3):
-            found += [(d["_id"], d["_index"]) for d in self._mget(batch) if d.get("found")]
-        return found
-
-    def _mget(self, docs: list[dict[str, str]]) -> list[dict[str, Any]]:
-        resp = self._t.call(lambda: self.es.mget(docs=docs, source=False).body)
-        found: list[dict[str, Any]] = resp["docs"]
-        return found
+        return writes.delete_chunks(self._t, label_index, chunk_ids)
 
     # --- reads ---------------------------------------------------------------------------------
     def get_chunk(self, id_or_prefix: str) -> Chunk:
