@@ -69,6 +69,29 @@ class UnreadableFile(Exception):
     """A file that cannot be parsed: empty, binary, not UTF-8, not a PDF, encrypted, no text."""
 
 
+@dataclass(frozen=True, order=True)
+class DocKey:
+    """One document version: ``doc_id@version`` in records, messages and the stores' record IDs.
+
+    Neither part can contain ``@`` (metadata validation: doc_id is a slug, version excludes it)."""
+
+    doc_id: str
+    version: str
+
+    def __str__(self) -> str:
+        return f"{self.doc_id}@{self.version}"
+
+    @classmethod
+    def parse(cls, key: DocKey | str) -> DocKey:
+        """``doc_id@version`` (or a DocKey) as a DocKey; ValueError when there is no ``@``."""
+        if isinstance(key, DocKey):
+            return key
+        doc_id, at, version = key.rpartition("@")
+        if not at:
+            raise ValueError(f"{key!r} is not a document key (doc_id@version)")
+        return cls(doc_id, version)
+
+
 @dataclass(frozen=True)
 class DocumentMeta:
     """Validated metadata of one document version."""
@@ -84,8 +107,12 @@ class DocumentMeta:
     tags: tuple[str, ...] = ()
 
     @property
+    def doc_key(self) -> DocKey:
+        return DocKey(self.doc_id, self.version)
+
+    @property
     def key(self) -> str:
-        return f"{self.doc_id}@{self.version}"
+        return str(self.doc_key)
 
 
 @dataclass(frozen=True)
@@ -122,6 +149,16 @@ def chunk_id(doc_id: str, version: str, start: int, end: int) -> str:
 
 SHORT_ID = 12
 MIN_PREFIX = 8
+CHUNK_ID_LENGTH = 20
+
+
+def chunk_id_prefix(text: str) -> str | None:
+    """``text`` as a chunk-ID lookup (lowercase), or None when it is not a chunk ID or a prefix of
+    MIN_PREFIX or more hex characters: the one rule for every store and the CLI."""
+    wanted = text.strip().lower()
+    if MIN_PREFIX <= len(wanted) <= CHUNK_ID_LENGTH and all(ch in "0123456789abcdef" for ch in wanted):
+        return wanted
+    return None
 
 
 @dataclass(frozen=True)
@@ -154,6 +191,11 @@ class Chunk:
     @property
     def short_id(self) -> str:
         return self.chunk_id[:SHORT_ID]
+
+    @property
+    def doc_key(self) -> DocKey:
+        """The document version this chunk belongs to."""
+        return DocKey(self.doc_id, self.version)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -251,8 +293,12 @@ class DocumentRecord:
     chunk_ids: tuple[str, ...]
 
     @property
+    def doc_key(self) -> DocKey:
+        return DocKey(self.doc_id, self.version)
+
+    @property
     def key(self) -> str:
-        return f"{self.doc_id}@{self.version}"
+        return str(self.doc_key)
 
     @property
     def chunk_count(self) -> int:

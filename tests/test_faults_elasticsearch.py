@@ -184,7 +184,9 @@ def test_failed_lock_renewals_lose_the_lock_loudly_while_a_second_run_waits(prox
             time.sleep(0.5)  # a long run
 
         try:
-            outcome["a"] = pipeline.run(folder_a, slow_a, SETTINGS, SETTINGS.chunking, progress=slow, write_batch_chunks=4)
+            outcome["a"] = pipeline.run(
+                folder_a, slow_a, SETTINGS, SETTINGS.chunking, progress=slow, write_batch_chunks=4
+            )
         except StoreError as exc:
             outcome["a"] = exc
 

@@ -13,11 +13,13 @@ import pytest
 from elasticsearch import BadRequestError, Elasticsearch, NotFoundError
 
 import ingest.store.elasticsearch as es_store
+from ingest.store.elasticsearch import transport
 from ingest.model import chunk_id
 from ingest.settings import Settings
 from ingest.store.base import AmbiguousPrefix, ChunkNotFound, StoreLocked, StoreUnavailable
 from ingest.store.elasticsearch import ElasticsearchStore
 from tests import helpers
+from tests.test_store_contract import StoreContract
 
 pytestmark = pytest.mark.elasticsearch
 
@@ -40,6 +42,14 @@ STAFF = [make_chunk("staff-handbook", "1", 0, "Staff may extend a warranty by si
 
 def ids(hits) -> list[str]:
     return [hit.chunk.chunk_id for hit in hits]
+
+
+class TestElasticsearchContract(StoreContract):
+    """The store contract (tests/test_store_contract.py) against a real Elasticsearch."""
+
+    @pytest.fixture
+    def store(self, make_es_store):
+        return make_es_store()  # closed by make_es_store
 
 
 def test_written_chunks_come_back_exactly(make_es_store):
@@ -176,7 +186,7 @@ def test_document_chunks_and_neighbours_in_order(make_es_store):
 
 
 def test_scrolling_reads_every_page(make_es_store, monkeypatch):
-    monkeypatch.setattr(es_store, "PAGE", 4)
+    monkeypatch.setattr(transport, "PAGE", 4)
     store = make_es_store()
     chunks = [make_chunk("long", "1", p, f"part {p}", access=ALL[p % 3]) for p in range(23)]
     store.write_chunks(chunks)

@@ -6,13 +6,20 @@ takes that decision (a :class:`~ingest.config.ConnectionConfig`) and opens the s
 
 from __future__ import annotations
 
-import inspect
-
 from ingest.config import DEFAULT_SQLITE, ConfigError, ConnectionConfig, resolve
-from ingest.settings import DEFAULT_LANGUAGE
+from ingest.settings import DEFAULT_LANGUAGE, Settings
 from ingest.store.base import Store, StoreConfigError, StoreError, StoreUnavailable
 
-__all__ = ["DEFAULT_SQLITE", "NoIngestIndex", "Store", "open_store", "require_ingest_index", "resolve_store_url"]
+__all__ = [
+    "DEFAULT_SQLITE",
+    "NoIngestIndex",
+    "Store",
+    "StoreError",
+    "StoreUnavailable",
+    "open_store",
+    "require_ingest_index",
+    "resolve_store_url",
+]
 
 
 class NoIngestIndex(StoreUnavailable):
@@ -27,7 +34,7 @@ def resolve_store_url(store: str | None) -> str:
 def open_store(
     config: ConnectionConfig | str | None = None,
     index_prefix: str | None = None,
-    settings=None,
+    settings: Settings | None = None,
     create: bool = True,
 ) -> Store:
     """The store a connection configuration names (a URL string or None resolves it here).
@@ -46,21 +53,23 @@ def open_store(
         language = settings.search.language if settings is not None else DEFAULT_LANGUAGE
         return SQLiteStore(config.sqlite_path, create=create, language=language)
     from ingest.store.elasticsearch import ElasticsearchStore
+    from ingest.store.elasticsearch.transport import DEFAULT_TIMEOUT_S
     from ingest.store.es_connection import connect
 
-    params = inspect.signature(ElasticsearchStore).parameters
-    kwargs = {"settings": settings}
-    if config.analyzer:
-        kwargs["analyzer"] = config.analyzer
-    if config.timeout and "timeout" in params:
-        # The store's own deadline for a cluster that stops answering (each operation).
-        kwargs["timeout"] = config.timeout
     try:
         client = connect(config, request_timeout=config.timeout or 30.0)
     except ConfigError as exc:
         raise StoreConfigError(str(exc)) from None
     try:
-        store = ElasticsearchStore(config.url or config.display, prefix=config.index_prefix, client=client, **kwargs)
+        store = ElasticsearchStore(
+            config.url or config.display,
+            prefix=config.index_prefix,
+            settings=settings,
+            analyzer=config.analyzer or None,
+            client=client,
+            # The store's own deadline for a cluster that stops answering (each operation).
+            timeout=config.timeout or DEFAULT_TIMEOUT_S,
+        )
     except BaseException:
         client.close()
         raise
@@ -90,5 +99,6 @@ def require_ingest_index(store: Store, role: str | None = None) -> None:
         except Exception:  # noqa: BLE001 - connection trouble is the read's to report
             return
     raise NoIngestIndex(
-        f"no ingest index at prefix {store.prefix!r} on {store.name} (wrong --index-prefix or store? run `ingest run` first)"
+        f"no ingest index at prefix {store.prefix!r} on {store.name} "
+        "(wrong --index-prefix or store? run `ingest run` first)"
     )

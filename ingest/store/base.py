@@ -1,25 +1,22 @@
-"""The one small interface both stores implement (SQLite and Elasticsearch).
+"""What every store offers, as two small protocols (what the pipeline writes through, what readers
+use), and the rules both stores share: errors, chunk-ID prefixes, counts, batching, lock polling.
 
-The pipeline and the CLI talk only to this. Both stores must give the same records,
-the same counts and the same filter results for the same calls; only scores differ.
-
-Write order used by the pipeline for each batch of document versions (so that a crash
-at any point leaves something ``repair`` can finish or roll back):
-  1. ``write_chunks`` (new chunks; harmless orphans until their record exists)
-  2. ``put_documents`` (the records, listing their chunk IDs, make them live)
-  3. ``delete_chunks`` for what the new records replace; then, for versions that left
-     the folder, ``delete_documents`` and their ``delete_chunks``.
+Both stores must give the same records, the same counts and the same filter results for the same
+calls; only scores differ (tests/test_store_contract.py checks it against both).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Protocol
+from typing import Protocol, TypedDict, TypeVar
 
-from ingest.model import Chunk, DocumentRecord, Hit
+from ingest.model import MIN_PREFIX, Chunk, DocKey, DocumentRecord, Hit, chunk_id_prefix
+
+T = TypeVar("T")
 
 # BM25 field weights shared by both stores, so that they rank alike: a match in a title or a
 # section heading says more about the chunk than one word of its body.
@@ -52,10 +49,12 @@ class QueryTooLarge(StoreConfigError):
 
 
 class ChunkNotFound(StoreError):
-    pass
+    """No chunk has that ID (or the text is no chunk ID at all)."""
 
 
 class AmbiguousPrefix(StoreError):
+    """A chunk-ID prefix that more than one chunk starts with."""
+
     def __init__(self, prefix: str, matches: Sequence[str]):
         super().__init__(
             f"chunk ID prefix {prefix!r} matches {len(matches)} chunks: {', '.join(m[:12] for m in matches[:5])}…"
@@ -74,86 +73,166 @@ class ItemError:
 
 @dataclass
 class WriteReport:
+    """What one write_chunks call wrote, and what the store refused."""
+
     written: int = 0
     errors: list[ItemError] = field(default_factory=list)
 
 
-class Store(Protocol):
-    """What every store offers. ``labels`` are the access labels the caller may read."""
+@dataclass(frozen=True)
+class Access:
+    """Who reads: the role and the access labels it may read, resolved once (ingest.api) and then
+    passed whole, so no store resolves a role itself. Elasticsearch reads through the role's alias
+    and filters by the labels; SQLite filters by the labels."""
 
-    name: str  # for messages and JSON: "sqlite:///…" or "http://…"
-    # How new indices analyse text for BM25 (from [search] language): recorded in the meta as
-    # "analysis"; a store whose recorded analysis differs is rebuilt.
-    analysis: str
+    labels: tuple[str, ...]
+    role: str | None = None
 
-    # --- lifecycle -------------------------------------------------------
-    def check(self) -> None:
-        """Raise StoreUnavailable if the store cannot be reached. Writes nothing."""
 
-    def close(self) -> None: ...
+def as_access(access: Access | Sequence[str], role: str | None = None) -> Access:
+    """An Access from the older ``search(query, labels, …, role=…)`` form (kept until every caller
+    passes an Access)."""
+    if isinstance(access, Access):
+        return access
+    return Access(tuple(access), role)
 
-    def refresh(self) -> None:
-        """Make every write so far visible to searches (Elasticsearch refresh; no-op for SQLite)."""
 
-    def lock(self, owner: str, wait_s: float = 0.0) -> AbstractContextManager[None]:
-        """Exclusive write lock for one run; raises StoreLocked. A lock older than its TTL expires."""
-
-    def full_rebuild(self) -> AbstractContextManager[Store]:
-        """A fresh, empty store to fill; on clean exit it atomically replaces this one
-        (new SQLite file renamed over the old; new ES indices behind moved aliases).
-        On an exception the old store stays as it was."""
-
-    # --- documents (sync state) -----------------------------------------
-    def documents(self) -> list[DocumentRecord]: ...
-
-    def put_document(self, record: DocumentRecord) -> None: ...
-
-    def put_documents(self, records: Iterable[DocumentRecord]) -> None:
-        """Many records at once (one bulk request per few MB)."""
-
-    def delete_document(self, doc_id: str, version: str) -> None:
-        """Delete the record (not its chunks: see delete_chunks)."""
-
-    def delete_documents(self, keys: Iterable[str]) -> None:
-        """Delete records by ``doc_id@version`` (not their chunks)."""
-
-    # --- chunks ----------------------------------------------------------
-    def write_chunks(self, chunks: Iterable[Chunk]) -> WriteReport: ...
-
-    def delete_chunks(self, chunk_ids: Iterable[str]) -> int:
-        """Delete by ID; returns how many existed."""
-
-    def get_chunk(self, id_or_prefix: str) -> Chunk:
-        """By full ID or unique prefix of ≥ 8 chars; raises ChunkNotFound / AmbiguousPrefix."""
-
-    def document_chunks(self, doc_id: str, version: str | None = None) -> list[Chunk]:
-        """A document's chunks ordered by version then position (all versions if version is None)."""
-
-    def neighbours(self, chunk: Chunk, n: int) -> tuple[list[Chunk], list[Chunk]]:
-        """Up to n chunks before and after, from the same doc_id and version, in order."""
-
-    def chunk_keys(self) -> list[tuple[str, str, str]]:
-        """(chunk_id, doc_id, version) of every stored chunk: for verify and repair."""
-
-    def iter_chunks(self) -> Iterable[Chunk]:
-        """Every stored chunk (for verify)."""
+class SearchEntry:
+    """``search`` as both stores offer it: one :class:`Access`, or the older form (labels plus
+    ``role=``) kept here, in one place, until every caller passes an Access. A store implements
+    ``_search``."""
 
     def search(
         self,
         query: str,
-        labels: Sequence[str],
+        access: Access | Sequence[str],
         as_of: date | None,
         top: int = 5,
         doc_id: str | None = None,
         role: str | None = None,
     ) -> list[Hit]:
-        """BM25 top ``top``; access in ``labels`` and the as-of range filter inside the query."""
+        """BM25 top ``top``; the access labels and the as-of range filter inside the query."""
+        return self._search(query, as_access(access, role), as_of, top, doc_id)
 
-    def counts(self) -> dict[str, dict[str, int]]:
-        """{"access": {...}, "status": {...}, "format": {...}, "version": {...}} over chunks, plus
-        "totals": {"chunks": n, "documents": n}."""
+    def _search(self, query: str, access: Access, as_of: date | None, top: int, doc_id: str | None) -> list[Hit]:
+        raise NotImplementedError
 
-    # --- access ------------------------------------------------------------
+
+class Totals(TypedDict):
+    chunks: int
+    documents: int
+
+
+class Counts(TypedDict):
+    """Chunks per access label, status, format and version, and the totals of chunks and records."""
+
+    access: dict[str, int]
+    status: dict[str, int]
+    format: dict[str, int]
+    version: dict[str, int]
+    totals: Totals
+
+
+# The run metadata a store keeps (chunker, size, overlap, parser_version, built_at, labels, roles,
+# analysis: see ingest.pipeline): string values, since older stores may hold other keys too.
+Meta = dict[str, str]
+
+
+def lookup_prefix(id_or_prefix: str) -> str:
+    """The chunk-ID lookup key for a full ID or a prefix of MIN_PREFIX+ hex characters
+    (:func:`ingest.model.chunk_id_prefix`); anything else is ChunkNotFound."""
+    wanted = chunk_id_prefix(id_or_prefix)
+    if wanted is None:
+        raise ChunkNotFound(f"{id_or_prefix!r} is not a chunk ID or a prefix of {MIN_PREFIX}+ hex characters")
+    return wanted
+
+
+def batched(items: Iterable[T], limit: int, weight: Callable[[T], int] = lambda _: 1) -> Iterator[list[T]]:
+    """Consecutive batches of ``items`` whose weights (default: 1 each) add up to at least ``limit``
+    (the last one may weigh less); every item is in exactly one batch, in order."""
+    batch: list[T] = []
+    size = 0
+    for item in items:
+        batch.append(item)
+        size += weight(item)
+        if size >= limit:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def poll_until(
+    attempt: Callable[[], T | None], wait_s: float, refusal: Callable[[], Exception], every_s: float = 1.0
+) -> T:
+    """Call ``attempt`` until it gives something (a lock taken), for up to ``wait_s`` seconds; then
+    raise ``refusal()``. Both stores' locks wait this way."""
+    deadline = time.monotonic() + max(0.0, wait_s)
+    while True:
+        result = attempt()
+        if result is not None:
+            return result
+        if time.monotonic() >= deadline:
+            raise refusal()
+        time.sleep(min(every_s, max(0.05, deadline - time.monotonic())))
+
+
+class StoreReader(Protocol):
+    """What `search`, `show`, `stats` and the library's Index read (never writes)."""
+
+    name: str  # for messages and JSON: "sqlite:///…" or "http://…"
+
+    def check(self) -> None:
+        """Raise StoreUnavailable if the store cannot be reached or read. Writes nothing."""
+
+    def close(self) -> None: ...
+
+    def search(
+        self, query: str, access: Access, as_of: date | None, top: int = 5, doc_id: str | None = None
+    ) -> list[Hit]:
+        """BM25 top ``top``; the access labels and the as-of range filter inside the query."""
+
+    def get_chunk(self, id_or_prefix: str) -> Chunk:
+        """By full ID or unique prefix of ≥ 8 hex chars; raises ChunkNotFound / AmbiguousPrefix."""
+
+    def neighbours(self, chunk: Chunk, n: int) -> tuple[list[Chunk], list[Chunk]]:
+        """Up to n chunks before and after, from the same doc_id and version, in order."""
+
+    def document_chunks(self, doc_id: str, version: str | None = None) -> list[Chunk]:
+        """A document's chunks ordered by version then position (all versions if version is None)."""
+
+    def counts(self) -> Counts: ...
+
+    def get_meta(self) -> Meta: ...
+
+
+class StoreWriter(Protocol):
+    """What a run writes through (the pipeline), in this order per batch of document versions, so
+    that a crash at any point leaves something ``repair`` can finish or roll back:
+      1. ``write_chunks`` (new chunks; harmless orphans until their record exists)
+      2. ``put_documents`` (the records, listing their chunk IDs, make them live)
+      3. ``delete_chunks`` for what the new records replace; then, for versions that left the
+         folder, ``delete_documents`` and their ``delete_chunks``.
+    What a run wrote is searchable once its lock is released (no refresh to call)."""
+
+    name: str
+    # How new indices analyse text for BM25 (from [search] language): recorded in the meta as
+    # "analysis"; a store whose recorded analysis differs is rebuilt.
+    analysis: str
+
+    def check(self) -> None:
+        """Raise StoreUnavailable if the store cannot be reached. Writes nothing (no file, no index)."""
+
+    def close(self) -> None: ...
+
+    def lock(self, owner: str, wait_s: float = 0.0) -> AbstractContextManager[None]:
+        """Exclusive write lock for one run; raises StoreLocked. A lock older than its TTL expires."""
+
+    def full_rebuild(self) -> AbstractContextManager[StoreWriter]:
+        """A fresh, empty store to fill; on clean exit it atomically replaces this one
+        (new SQLite file renamed over the old; new ES indices behind moved aliases).
+        On an exception the old store stays as it was."""
+
     def reconcile_access(
         self, roles: Mapping[str, Sequence[str]] | None = None, *, check: bool = False, full: bool = False
     ) -> list[str]:
@@ -163,7 +242,46 @@ class Store(Protocol):
         cannot be used safely as it is. A store whose access does not live in its layout
         (SQLite) returns []."""
 
-    # --- run metadata -----------------------------------------------------
-    def get_meta(self) -> dict[str, str]: ...
+    # --- the sync state ---------------------------------------------------------------------------
+    def documents(self) -> list[DocumentRecord]: ...
 
-    def set_meta(self, values: dict[str, str]) -> None: ...
+    def chunk_keys(self) -> list[tuple[str, str, str]]:
+        """(chunk_id, doc_id, version) of every stored chunk: for verify and repair."""
+
+    def iter_chunks(self) -> Iterable[Chunk]:
+        """Every stored chunk (for verify)."""
+
+    def document_chunks(self, doc_id: str, version: str | None = None) -> list[Chunk]: ...
+
+    def counts(self) -> Counts: ...
+
+    # --- writes -----------------------------------------------------------------------------------
+    def write_chunks(self, chunks: Iterable[Chunk]) -> WriteReport: ...
+
+    def put_documents(self, records: Iterable[DocumentRecord]) -> None:
+        """Many records at once (one bulk request per few MB)."""
+
+    def delete_chunks(self, chunk_ids: Iterable[str]) -> int:
+        """Delete by ID; returns how many existed."""
+
+    def delete_documents(self, keys: Iterable[DocKey | str]) -> None:
+        """Delete records (not their chunks: see delete_chunks)."""
+
+    def get_meta(self) -> Meta: ...
+
+    def set_meta(self, values: Mapping[str, str]) -> None: ...
+
+
+class Store(StoreReader, StoreWriter, Protocol):
+    """Both sides, as each store implements them, plus the older forms kept until every caller
+    has moved (the lead drops them after the merge): ``put_document``, ``delete_document``,
+    ``refresh`` (a no-op for callers: each store makes its writes searchable itself) and, in both
+    stores (not here), ``search(query, labels, as_of, …, role=…)`` beside ``search(query, Access(…), …)``."""
+
+    def full_rebuild(self) -> AbstractContextManager[Store]: ...
+
+    def put_document(self, record: DocumentRecord) -> None: ...
+
+    def delete_document(self, doc_id: str, version: str) -> None: ...
+
+    def refresh(self) -> None: ...

@@ -82,6 +82,10 @@ def explain(exc: BaseException, config: ConnectionConfig | None, where: str) -> 
     """One line naming the cause of a failed connection, or None when nothing specific is found."""
     chain = _chain(exc)
     text = " | ".join(f"{type(e).__name__}: {e}" for e in chain)
+    return _tls_problem(chain, text, config, where) or _access_problem(chain, text, config, where)
+
+
+def _tls_problem(chain: list[BaseException], text: str, config: ConnectionConfig | None, where: str) -> str | None:
     for e in chain:
         # urllib3 checks host names itself (ssl_match_hostname.CertificateError, a ValueError)
         if type(e).__name__ == "CertificateError" and "match" in str(e):
@@ -114,6 +118,10 @@ def explain(exc: BaseException, config: ConnectionConfig | None, where: str) -> 
     for e in chain:
         if isinstance(e, ssl.SSLError) or type(e).__name__ in ("SSLError", "TlsError"):
             return f"{where}: TLS handshake failed ({e})"
+    return None
+
+
+def _access_problem(chain: list[BaseException], text: str, config: ConnectionConfig | None, where: str) -> str | None:
     for e in chain:
         if isinstance(e, AuthenticationException):
             how = (

@@ -27,21 +27,27 @@ import re
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
+from typing import Any
 
-from ingest.model import MIN_PREFIX, Chunk, DocumentRecord, Hit
+from ingest.model import Chunk, DocKey, DocumentRecord, Hit
 from ingest.settings import DEFAULT_LANGUAGE
 from ingest.store.base import (
     EXACT_TOKEN,
     FIELD_WEIGHTS,
+    Access,
     AmbiguousPrefix,
     ChunkNotFound,
+    Counts,
+    SearchEntry,
     StoreLocked,
     StoreUnavailable,
     WriteReport,
+    lookup_prefix,
+    poll_until,
 )
 
 SCHEMA = """
@@ -70,7 +76,8 @@ CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
   INSERT INTO chunks_fts(rowid, title, section, text) VALUES (new.rowid, new.title, new.section, new.text);
 END;
 CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
-  INSERT INTO chunks_fts(chunks_fts, rowid, title, section, text) VALUES ('delete', old.rowid, old.title, old.section, old.text);
+  INSERT INTO chunks_fts(chunks_fts, rowid, title, section, text)
+    VALUES ('delete', old.rowid, old.title, old.section, old.text);
 END;
 """
 
@@ -78,55 +85,28 @@ END;
 LANGUAGE_TOKENIZERS = {"english": "porter unicode61", "none": "unicode61"}
 # Lucene's EnglishAnalyzer stop words (what Elasticsearch's `english` analyzer drops): left out of
 # english queries so that both stores match the same chunks (FTS5 has no stop-word filter).
-ENGLISH_STOP_WORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with"]
+_ENGLISH_STOP_WORDS_TEXT = (
+    "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
+    "they this to was will with"
 )
+ENGLISH_STOP_WORDS = frozenset(_ENGLISH_STOP_WORDS_TEXT.split())
 # BM25 column weights for the FTS columns (title, section, text), shared with Elasticsearch.
 BM25_WEIGHTS = tuple(FIELD_WEIGHTS[column] for column in ("title", "section", "text"))
 
-CHUNK_COLUMNS = (
-    "chunk_id",
-    "doc_id",
-    "version",
-    "title",
-    "section",
-    "sections",
-    "heading_path",
-    "position",
-    "start",
-    "end",
-    "pages",
-    "text",
-    "word_count",
-    "access",
-    "effective_from",
-    "effective_to",
-    "status",
-    "superseded_by",
-    "tags",
-    "source",
-    "source_sha256",
-    "chunker",
+_CHUNK_COLUMNS_TEXT = (
+    "chunk_id doc_id version title section sections heading_path position start end pages text "
+    "word_count access effective_from effective_to status superseded_by tags source source_sha256 "
+    "chunker"
 )
+CHUNK_COLUMNS = tuple(_CHUNK_COLUMNS_TEXT.split())
 JSON_COLUMNS = {"sections", "heading_path", "pages", "tags"}
 SELECT_CHUNK = ", ".join(f'c."{c}"' for c in CHUNK_COLUMNS)
 
-DOC_COLUMNS = (
-    "doc_id",
-    "version",
-    "title",
-    "source",
-    "source_sha256",
-    "format",
-    "access",
-    "status",
-    "effective_from",
-    "effective_to",
-    "superseded_by",
-    "tags",
-    "settings_fingerprint",
-    "chunk_ids",
+_DOC_COLUMNS_TEXT = (
+    "doc_id version title source source_sha256 format access status effective_from effective_to "
+    "superseded_by tags settings_fingerprint chunk_ids"
 )
+DOC_COLUMNS = tuple(_DOC_COLUMNS_TEXT.split())
 
 
 def fts_query(text: str, language: str = DEFAULT_LANGUAGE) -> str | None:
@@ -145,14 +125,14 @@ def fts_query(text: str, language: str = DEFAULT_LANGUAGE) -> str | None:
     return " OR ".join(f'"{w}"' for w in dict.fromkeys([*words, *codes]))
 
 
-def _chunk_from_row(row: sqlite3.Row | tuple) -> Chunk:
-    data = dict(zip(CHUNK_COLUMNS, row))
+def _chunk_from_row(row: Sequence[Any]) -> Chunk:
+    data = dict(zip(CHUNK_COLUMNS, row, strict=True))
     for name in JSON_COLUMNS:
         data[name] = json.loads(data[name])
     return Chunk.from_json(data)
 
 
-def _chunk_to_row(chunk: Chunk) -> tuple:
+def _chunk_to_row(chunk: Chunk) -> tuple[Any, ...]:
     data = chunk.to_json()
     return tuple(json.dumps(data[c]) if c in JSON_COLUMNS else data[c] for c in CHUNK_COLUMNS)
 
@@ -190,9 +170,14 @@ def _trouble(name: str, exc: BaseException, doing: str, path: Path | None = None
     return StoreUnavailable(f"{name}: {doing} failed: {text}; {hint}")
 
 
-class SQLiteStore:
+class SQLiteStore(SearchEntry):
     def __init__(
-        self, path: str | os.PathLike, *, create: bool = True, language: str = DEFAULT_LANGUAGE, _bulk: bool = False
+        self,
+        path: str | os.PathLike[str],
+        *,
+        create: bool = True,
+        language: str = DEFAULT_LANGUAGE,
+        _bulk: bool = False,
     ):
         self.path = Path(path)
         self.language = language
@@ -251,7 +236,32 @@ class SQLiteStore:
         return self.path.exists()
 
     def check(self) -> None:
-        self._connect(create=self.create)
+        """Can the store be used? Writes nothing: an existing file is opened read-only and read
+        (a damaged one is StoreUnavailable); a missing one is an error for readers
+        (``create=False``), and for writers its folder must be writable (the file itself is made
+        by the first write, so a dry run leaves no file behind)."""
+        if self._conn is not None:
+            return
+        if not self.path.exists():
+            if not self.create:
+                raise StoreUnavailable(f"{self.name}: no index here yet; run `ingest run CORPUS` first")
+            if _read_only(self.path):
+                raise _trouble(
+                    self.name, PermissionError(errno.EACCES, "read-only"), "opening the SQLite store", self.path
+                )
+            return
+        try:
+            # Without a WAL file the main file is the whole store: read it as immutable, so that
+            # no -wal/-shm side files appear either; with one, a read-only reader uses it.
+            wal = Path(f"{self.path}-wal").exists()
+            mode = "mode=ro" if wal else "mode=ro&immutable=1"
+            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?{mode}", uri=True, timeout=30)
+            try:
+                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            raise _trouble(self.name, exc, "opening the SQLite store", self.path) from None
 
     def close(self) -> None:
         if self._conn is not None:
@@ -265,9 +275,11 @@ class SQLiteStore:
                 conn.close()
 
     def refresh(self) -> None:
-        """Nothing to do: SQLite reads see committed writes at once."""
+        """Nothing to do: SQLite reads see committed writes at once (kept for older callers)."""
 
-    def reconcile_access(self, roles=None, *, check: bool = False, full: bool = False) -> list[str]:
+    def reconcile_access(
+        self, roles: Mapping[str, Sequence[str]] | None = None, *, check: bool = False, full: bool = False
+    ) -> list[str]:
         """Nothing to reconcile: access is filtered per query from the chunks' labels."""
         return []
 
@@ -307,20 +319,23 @@ class SQLiteStore:
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise _trouble(self.name, exc, f"creating the lock file {lock_path}", self.path) from None
-        deadline = time.monotonic() + wait_s
+
+        def take() -> bool | None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                return None
+
+        def held_elsewhere() -> StoreLocked:
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another run"
+            return StoreLocked(
+                f"{self.name} is being written by {holder}; wait for it to finish "
+                "(a killed run's lock is released at once)"
+            )
+
         try:
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another run"
-                        raise StoreLocked(
-                            f"{self.name} is being written by {holder}; wait for it to finish "
-                            "(a killed run's lock is released at once)"
-                        ) from None
-                    time.sleep(0.2)
+            poll_until(take, wait_s, held_elsewhere, every_s=0.2)
             try:
                 os.ftruncate(fd, 0)
                 os.pwrite(fd, owner.encode(), 0)
@@ -339,9 +354,10 @@ class SQLiteStore:
             new.set_meta(self.get_meta() if self.path.exists() else {})
             yield new
             try:
-                new._conn.commit()
-                new._conn.execute("PRAGMA journal_mode=WAL")
-                new._conn.close()
+                conn = new._connect()
+                conn.commit()
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.close()
                 new._conn = None
             except sqlite3.Error as exc:
                 raise _trouble(self.name, exc, "finishing the rebuilt store") from None
@@ -371,7 +387,7 @@ class SQLiteStore:
         rows = self._read(f"SELECT {', '.join(DOC_COLUMNS)} FROM documents ORDER BY doc_id, version")
         out = []
         for row in rows:
-            data = dict(zip(DOC_COLUMNS, row))
+            data = dict(zip(DOC_COLUMNS, row, strict=True))
             data["tags"] = json.loads(data["tags"])
             data["chunk_ids"] = json.loads(data["chunk_ids"])
             out.append(DocumentRecord.from_json(data))
@@ -386,16 +402,14 @@ class SQLiteStore:
             data = record.to_json()
             rows.append([json.dumps(data[c]) if c in ("tags", "chunk_ids") else data[c] for c in DOC_COLUMNS])
         with self._transaction() as conn:
-            conn.executemany(
-                f"INSERT OR REPLACE INTO documents ({', '.join(DOC_COLUMNS)}) VALUES ({', '.join('?' * len(DOC_COLUMNS))})",
-                rows,
-            )
+            marks = ", ".join("?" * len(DOC_COLUMNS))
+            conn.executemany(f"INSERT OR REPLACE INTO documents ({', '.join(DOC_COLUMNS)}) VALUES ({marks})", rows)
 
     def delete_document(self, doc_id: str, version: str) -> None:
-        self.delete_documents([f"{doc_id}@{version}"])
+        self.delete_documents([DocKey(doc_id, version)])
 
-    def delete_documents(self, keys: Iterable[str]) -> None:
-        pairs = [tuple(key.rsplit("@", 1)) for key in keys]
+    def delete_documents(self, keys: Iterable[DocKey | str]) -> None:
+        pairs = [(key.doc_id, key.version) for key in map(DocKey.parse, keys)]
         with self._transaction() as conn:
             conn.executemany("DELETE FROM documents WHERE doc_id = ? AND version = ?", pairs)
 
@@ -422,9 +436,7 @@ class SQLiteStore:
         return deleted
 
     def get_chunk(self, id_or_prefix: str) -> Chunk:
-        prefix = id_or_prefix.strip().lower()
-        if len(prefix) < MIN_PREFIX or not re.fullmatch(r"[0-9a-f]+", prefix):
-            raise ChunkNotFound(f"{id_or_prefix!r} is not a chunk ID or a prefix of {MIN_PREFIX}+ hex characters")
+        prefix = lookup_prefix(id_or_prefix)
         rows = self._read(
             f"SELECT {SELECT_CHUNK} FROM chunks c WHERE c.chunk_id >= ? AND c.chunk_id < ? ORDER BY c.chunk_id LIMIT 6",
             (prefix, prefix + "g"),
@@ -464,15 +476,9 @@ class SQLiteStore:
         for row in self._read(f"SELECT {SELECT_CHUNK} FROM chunks c ORDER BY c.doc_id, c.version, c.position"):
             yield _chunk_from_row(row)
 
-    def search(
-        self,
-        query: str,
-        labels: Sequence[str],
-        as_of: date | None,
-        top: int = 5,
-        doc_id: str | None = None,
-        role: str | None = None,
-    ) -> list[Hit]:
+    def _search(self, query: str, access: Access, as_of: date | None, top: int, doc_id: str | None) -> list[Hit]:
+        """BM25 over the FTS5 index; the access labels and as-of filter are part of the query."""
+        labels = access.labels
         match = fts_query(query, self.language)
         if match is None or not labels:
             return []
@@ -481,7 +487,7 @@ class SQLiteStore:
             "FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid",
             f"WHERE chunks_fts MATCH ? AND c.access IN ({', '.join('?' * len(labels))})",
         ]
-        params: list = [match, *labels]
+        params: list[Any] = [match, *labels]
         if as_of is not None:
             day = as_of.isoformat()
             sql.append("AND (c.effective_from IS NULL OR c.effective_from <= ?)")
@@ -495,21 +501,29 @@ class SQLiteStore:
         rows = self._read(" ".join(sql), params)
         return [Hit(_chunk_from_row(r[:-1]), -float(r[-1])) for r in rows]
 
-    def counts(self) -> dict[str, dict[str, int]]:
-        out: dict[str, dict[str, int]] = {}
-        for field in ("access", "status", "version"):
-            out[field] = dict(self._read(f"SELECT {field}, COUNT(*) FROM chunks GROUP BY {field} ORDER BY {field}"))
-        out["format"] = dict(
-            self._read(
-                "SELECT d.format, COUNT(*) FROM chunks c JOIN documents d "
-                "ON d.doc_id = c.doc_id AND d.version = c.version GROUP BY d.format ORDER BY d.format"
-            )
+    def counts(self) -> Counts:
+        by = {
+            field: self._count(f"SELECT {field}, COUNT(*) FROM chunks GROUP BY {field} ORDER BY {field}")
+            for field in ("access", "status", "version")
+        }
+        formats = self._count(
+            "SELECT d.format, COUNT(*) FROM chunks c JOIN documents d "
+            "ON d.doc_id = c.doc_id AND d.version = c.version GROUP BY d.format ORDER BY d.format"
         )
-        out["totals"] = {
+        totals = {
             "chunks": sum(n for (n,) in self._read("SELECT COUNT(*) FROM chunks")),
             "documents": sum(n for (n,) in self._read("SELECT COUNT(*) FROM documents")),
         }
-        return out
+        return Counts(
+            access=by["access"],
+            status=by["status"],
+            version=by["version"],
+            format=formats,
+            totals={"chunks": totals["chunks"], "documents": totals["documents"]},
+        )
+
+    def _count(self, sql: str) -> dict[str, int]:
+        return {str(key): int(n) for key, n in self._read(sql)}
 
     # --- meta --------------------------------------------------------------
     def get_meta(self) -> dict[str, str]:
@@ -517,11 +531,11 @@ class SQLiteStore:
             return {}
         return dict(self._read("SELECT key, value FROM meta ORDER BY key"))
 
-    def set_meta(self, values: dict[str, str]) -> None:
+    def set_meta(self, values: Mapping[str, str]) -> None:
         with self._transaction() as conn:
             conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items()))
 
-    def _read(self, sql: str, params: Sequence = ()) -> list[tuple]:
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         if not self.path.exists() and self._conn is None:
             return []
         try:

@@ -1,0 +1,426 @@
+"""Where one prefix's data lives: index and alias names, build suffixes, the recorded ownership of
+indices, the mappings (package data) with their analyzer, and the aliases each role may read.
+
+See the package docstring (:mod:`ingest.store.elasticsearch`) for the layout and why names cannot clash.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import secrets
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from elasticsearch import ApiError, AuthorizationException, TransportError
+
+from ingest.resources import load_mapping
+from ingest.settings import Settings, SettingsError
+from ingest.store.base import StoreConfigError
+from ingest.store.elasticsearch.transport import Transport, error_type, reason
+
+# [search] language -> the analyzer of the BM25 text fields (``english`` is built into every full
+# distribution and Docker image; the test node gets it from elasticsearch-plugins/english-analysis).
+LANGUAGE_ANALYZERS = {"english": "english", "none": "standard"}
+DEFAULT_ANALYZER = LANGUAGE_ANALYZERS["english"]
+EXACT_FIELD = "exact"  # the unstemmed sub-field; its analyzer is fixed in mappings/*.json
+NAME_PART = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
+BUILD_PATTERN = r"\d{8}t\d{6}-[0-9a-f]{6}"  # exactly what new_build() makes
+META_ID = "meta"  # meta documents: the run metadata, the write lock, the owned layout
+LOCK_ID = "lock"
+LAYOUT_ID = "layout"
+
+# (index, alias) pairs; the _aliases API actions that change them.
+AliasPair = tuple[str, str]
+Actions = list[dict[str, Any]]
+
+
+def load_index_body(name: str, analyzer: str = DEFAULT_ANALYZER) -> dict[str, Any]:
+    """``mappings/{name}.json`` with every BM25 text field's analyzer set to ``analyzer``
+    (the ``.exact`` sub-fields keep theirs)."""
+    body = load_mapping(name)  # the package copy when installed (ingest/resources.py)
+    _set_analyzer(body["mappings"]["properties"], analyzer)
+    return body
+
+
+def _set_analyzer(properties: dict[str, Any], analyzer: str) -> None:
+    for name, spec in properties.items():
+        if name == EXACT_FIELD:
+            continue
+        if spec.get("type") == "text":
+            spec["analyzer"] = analyzer
+        _set_analyzer(spec.get("fields", {}), analyzer)
+        _set_analyzer(spec.get("properties", {}), analyzer)
+
+
+def analyzer_override() -> str | None:
+    """INGEST_ES_ANALYZER, which overrides [search] language (see ingest.config)."""
+    return os.environ.get("INGEST_ES_ANALYZER") or None
+
+
+def analyzer_for(settings: Settings) -> str:
+    """The analyzer of the BM25 fields: INGEST_ES_ANALYZER, else the one of [search] language."""
+    return analyzer_override() or LANGUAGE_ANALYZERS[settings.search.language]
+
+
+def new_build() -> str:
+    """A build suffix: sortable UTC time plus randomness (no ``_``, lowercase)."""
+    return datetime.now(UTC).strftime("%Y%m%dt%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def build_of(index: str) -> str:
+    return index.rsplit("_", 1)[-1]
+
+
+def check_names(prefix: str, settings: Settings) -> None:
+    """Labels, roles and the prefix must be able to name indices and aliases (lowercase slugs)."""
+    for kind, names in (("access label", settings.labels), ("role", settings.roles)):
+        for name in names:
+            if not NAME_PART.match(name):
+                raise SettingsError(
+                    f"{kind} {name!r} cannot name an Elasticsearch index or alias: "
+                    "use lowercase letters, digits, '.', '_' and '-'"
+                )
+    if not NAME_PART.match(prefix):
+        raise SettingsError(f"index prefix {prefix!r}: use lowercase letters, digits, '.', '_' and '-'")
+
+
+def mapping_drift(expected: dict[str, Any], actual: dict[str, Any], path: str = "") -> list[str]:
+    """How an index's field types differ from ingest's mapping (missing fields, other types)."""
+    problems: list[str] = []
+    for name, spec in expected.items():
+        found = actual.get(name)
+        want = spec.get("type", "object")
+        if found is None:
+            problems.append(f"field {path}{name} is missing")
+            continue
+        if found.get("type", "object") != want:
+            problems.append(f"field {path}{name} is {found.get('type', 'object')}, ingest expects {want}")
+            continue
+        problems += mapping_drift(spec.get("fields", {}), found.get("fields", {}), f"{path}{name}.")
+        problems += mapping_drift(spec.get("properties", {}), found.get("properties", {}), f"{path}{name}.")
+    return problems
+
+
+class IndexNames:
+    """Every name of one prefix (aliases readers use, concrete indices of a build)."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+
+    @property
+    def all_alias(self) -> str:
+        return f"{self.prefix}-chunks"
+
+    def role_alias(self, role: str) -> str:
+        return f"{self.prefix}-chunks-{role}"
+
+    @property
+    def documents_alias(self) -> str:
+        return f"{self.prefix}-documents"
+
+    @property
+    def meta_index(self) -> str:
+        return f"{self.prefix}-meta"
+
+    def chunk_index(self, label: str, build: str) -> str:
+        return f"{self.prefix}-chunks_{label}_{build}"
+
+    def documents_index(self, build: str) -> str:
+        return f"{self.prefix}-documents_{build}"
+
+    def label_of_index(self, index: str) -> str | None:
+        """The label of one of this prefix's chunk indices, matched exactly (build suffix format)."""
+        found = re.fullmatch(re.escape(f"{self.prefix}-chunks_") + r"([a-z0-9][a-z0-9._-]*)_" + BUILD_PATTERN, index)
+        return found[1] if found else None
+
+    def is_documents_index(self, index: str) -> bool:
+        return re.fullmatch(re.escape(f"{self.prefix}-documents_") + BUILD_PATTERN, index) is not None
+
+    def build_indices(self, labels: Iterable[str], build: str) -> tuple[dict[str, str], str]:
+        """(label -> chunk index, documents index) of one build."""
+        return {label: self.chunk_index(label, build) for label in labels}, self.documents_index(build)
+
+    def desired_aliases(
+        self, label_index: Mapping[str, str], documents_index: str, roles: Mapping[str, Sequence[str]]
+    ) -> set[AliasPair]:
+        """(index, alias) pairs of a complete layout for these labels and roles."""
+        pairs = {(index, self.all_alias) for index in label_index.values()}
+        for role, labels in roles.items():
+            pairs |= {(label_index[label], self.role_alias(role)) for label in labels if label in label_index}
+        pairs.add((documents_index, self.documents_alias))
+        return pairs
+
+
+@dataclasses.dataclass
+class Layout:
+    """What one prefix owns (recorded in the meta index, document ``layout``)."""
+
+    chunks: dict[str, str]  # label -> live concrete chunk index
+    documents: str  # live documents index
+    owned: list[str]  # every concrete index this prefix created (live build, half-built ones)
+    roles: list[str]  # roles whose aliases ingest made (so a role dropped from [roles] loses its alias)
+
+    @property
+    def live(self) -> list[str]:
+        return [*self.chunks.values(), self.documents]
+
+
+@dataclasses.dataclass
+class IndexLayout:
+    """Creates, records and checks the indices and aliases of one prefix.
+
+    The meta document ``layout`` records the concrete indices this prefix owns: the live build
+    (label -> index, documents index) and every index it created (a half-built rebuild of a
+    killed run included). Only recorded indices are ever deleted, created under an alias, or kept
+    in one of this prefix's aliases; names are never matched by wildcard, so a prefix that starts
+    with another (``kb`` and ``kb-chunks_eu``) can never touch the other's indices.
+    ``check_lock`` runs before every change (the store's write-lock check)."""
+
+    t: Transport
+    names: IndexNames
+    settings: Settings
+    analyzer: str
+    check_lock: Callable[[], None]
+    _analyzer_checked: bool = dataclasses.field(default=False, init=False)
+    _meta_mapping_checked: bool = dataclasses.field(default=False, init=False)
+
+    # --- the recorded layout ---------------------------------------------------------------------
+    def read(self) -> Layout | None:
+        """The recorded layout; for a prefix written by an older ingest, the one its aliases
+        show (exact names only); None when the prefix holds nothing yet."""
+        t = self.t
+        found = t.call(lambda: t.es.get(index=self.names.meta_index, id=LAYOUT_ID), missing=None)
+        if found:
+            values = found["_source"]["values"]
+            return Layout(
+                dict(values["chunks"]), values["documents"], list(values["owned"]), list(values.get("roles", []))
+            )
+        chunks: dict[str, str] = {}
+        documents: list[str] = []
+        for index, alias in self.alias_rows([self.names.all_alias, self.names.documents_alias]):
+            label = self.names.label_of_index(index)
+            if alias == self.names.all_alias and label and (label in self.settings.labels or "_" not in label):
+                chunks[label] = index
+            elif alias == self.names.documents_alias and self.names.is_documents_index(index):
+                documents.append(index)
+        if not documents:
+            return None
+        documents_index = max(documents)
+        return Layout(chunks, documents_index, sorted({*chunks.values(), documents_index}), [])
+
+    def record(self, layout: Layout) -> None:
+        self.check_lock()
+        document = {"values": dataclasses.asdict(layout)}
+        t = self.t
+        t.call(lambda: t.es.index(index=self.names.meta_index, id=LAYOUT_ID, document=document, refresh=True))
+
+    def alias_rows(self, names: Sequence[str]) -> list[AliasPair]:
+        """(index, alias) for these exact alias names (missing ones are simply absent)."""
+        t = self.t
+        rows: Any = t.call(
+            lambda: t.es.cat.aliases(name=",".join(names), format="json", expand_wildcards="all").body, missing=[]
+        )
+        return [(row["index"], row["alias"]) for row in rows if row.get("alias") in names]
+
+    def existing(self, indices: Sequence[str]) -> dict[str, set[str]]:
+        """Which of these concrete indices exist, with their aliases."""
+        if not indices:
+            return {}
+        found = self._get_alias(indices)
+        return {index: set(spec.get("aliases", {})) for index, spec in found.items() if index in indices}
+
+    def _get_alias(self, indices: Sequence[str]) -> dict[str, Any]:
+        t = self.t
+        found: dict[str, Any] = t.call(
+            lambda: t.es.indices.get_alias(index=",".join(indices), ignore_unavailable=True).body, missing={}
+        )
+        return found
+
+    def refuse_foreign_names(self, roles: Iterable[str]) -> None:
+        """Concrete indices that carry the names of this prefix's aliases belong to someone else:
+        refuse before anything is created or written."""
+        n = self.names
+        names = [n.all_alias, n.documents_alias, *(n.role_alias(r) for r in roles)]
+        foreign = sorted(set(self._get_alias(names)) & set(names))
+        if foreign:
+            raise StoreConfigError(
+                f"{self.t.where}: {', '.join(foreign)} already exist as indices, where ingest keeps its "
+                f"aliases for index prefix {n.prefix!r}; ingest will not write over them. Delete or rename "
+                "them, or use another --index-prefix."
+            )
+
+    def check_mappings(self, layout: Layout, report: bool = False) -> list[str]:
+        """Indices changed by hand (e.g. recreated with another mapping) are refused before writing
+        (``report``: listed instead)."""
+        targets = {index: "chunks" for index in layout.chunks.values()} | {layout.documents: "documents"}
+        t = self.t
+        found = t.call(
+            lambda: t.es.indices.get_mapping(index=",".join(targets), ignore_unavailable=True).body, missing={}
+        )
+        problems: list[str] = []
+        for index, kind in targets.items():
+            expected = load_index_body(kind, self.analyzer)["mappings"]["properties"]
+            actual = found.get(index, {}).get("mappings", {}).get("properties", {})
+            if index in found:
+                drift = sorted(mapping_drift(expected, actual), key=lambda p: p.endswith("is missing"))
+                problems += [f"{index}: {p}" for p in drift]
+        if problems and not report:
+            raise StoreConfigError(
+                f"{self.t.where}: indices of prefix {self.names.prefix!r} do not have ingest's mapping "
+                f"({'; '.join(problems[:5])}); they were changed outside ingest. Run `ingest run --full` to "
+                "rebuild them (the changed build is dropped once the new one is live)."
+            )
+        return problems
+
+    # --- making it so ----------------------------------------------------------------------------
+    def ensure(self) -> Layout:
+        """Create the meta index, the label and documents indices and every alias if missing;
+        add indices for new labels and re-point role aliases when ingest.toml changed."""
+        self.t.call(self.ensure_meta_index)
+        self.refuse_foreign_names(self.settings.roles)
+        layout = self.read() or Layout({}, "", [], [])
+        if not layout.documents or set(self.settings.labels) - set(layout.chunks):
+            self.check_analyzer()  # before anything is created with it
+        if not layout.documents:  # nothing live yet (or only a first --full that was killed)
+            layout.documents = self.names.documents_index(new_build())
+        build = build_of(layout.documents)
+        for label in self.settings.labels:
+            layout.chunks.setdefault(label, self.names.chunk_index(label, build))
+        layout.owned = sorted({*layout.owned, *layout.live})
+        layout.roles = sorted({*layout.roles, *self.settings.roles})
+        self.record(layout)  # recorded before created: a killed run leaves only owned names
+        existing = self.existing(layout.live)
+        for index in layout.live:
+            if index not in existing:
+                self.create_index(index, "documents" if index == layout.documents else "chunks")
+        self.check_mappings(layout)
+        self.apply(self.access_plan(layout, self.settings.roles, check=False)[0])
+        return layout
+
+    def apply(self, actions: Actions) -> None:
+        """Change the aliases in one atomic call (nothing when there is nothing to change)."""
+        if actions:
+            self.check_lock()
+            t = self.t
+            t.call(lambda: t.es.indices.update_aliases(actions=actions))
+
+    def reconcile_access(
+        self, roles: Mapping[str, Sequence[str]] | None = None, *, check: bool = False, full: bool = False
+    ) -> list[str]:
+        """See :meth:`ingest.store.base.RunTarget.reconcile_access`. Creates nothing; refused
+        (StoreConfigError) before anything is read or written: concrete indices under our alias
+        names, and, unless ``full`` (a rebuild replaces the live build), live indices whose mapping
+        was changed by hand (``check`` lists those instead)."""
+        roles = self.settings.roles if roles is None else roles
+        self.refuse_foreign_names(roles)
+        layout = self.read()
+        if layout is None or not layout.documents:
+            return []
+        drift = [] if full else self.check_mappings(layout, report=check)
+        actions, changes = self.access_plan(layout, roles, check=check)
+        changes += [f"mapping changed outside ingest: {problem}" for problem in drift]
+        if not check:
+            self.apply(actions)
+        return changes
+
+    def access_plan(self, layout: Layout, roles: Mapping[str, Sequence[str]], check: bool) -> tuple[Actions, list[str]]:
+        """The _aliases actions that make the aliases match ``layout`` and ``roles``, and what each does."""
+        n = self.names
+        role_prefix = f"{n.all_alias}-"
+        ours = {n.all_alias, n.documents_alias, *(n.role_alias(r) for r in (*roles, *layout.roles))}
+        owned = self.existing(layout.owned)
+        current = {
+            (index, alias)
+            for index, aliases in owned.items()
+            for alias in aliases
+            if alias in ours or alias.startswith(role_prefix)
+        }
+        current |= set(self.alias_rows(sorted(ours)))
+        desired = {pair for pair in n.desired_aliases(layout.chunks, layout.documents, roles) if pair[0] in owned}
+        actions: Actions = []
+        changes: list[str] = []
+        for index, alias in sorted(current - desired):
+            why = self._why_removed(index, alias, layout, owned, roles)
+            actions.append({"remove": {"index": index, "alias": alias, "must_exist": False}})
+            changes.append(
+                f"alias {alias} covers {index} ({why})" if check else f"removed {index} from alias {alias} ({why})"
+            )
+        for index, alias in sorted(desired - current):
+            actions.append({"add": {"index": index, "alias": alias}})
+            changes.append(f"alias {alias} lacks {index}" if check else f"added {index} to alias {alias}")
+        return actions, changes
+
+    def _why_removed(
+        self, index: str, alias: str, layout: Layout, owned: Mapping[str, Any], roles: Mapping[str, Sequence[str]]
+    ) -> str:
+        role_prefix = f"{self.names.all_alias}-"
+        role = alias[len(role_prefix) :] if alias.startswith(role_prefix) else None
+        if index not in owned:
+            return f"{index} is not an index of prefix {self.names.prefix!r}"
+        if index not in layout.live:
+            return "not the live build"
+        if role is not None and role not in roles:
+            return f"role {role!r} is not in [roles]"
+        if role is not None:
+            return f"[roles] does not let {role!r} read {self.names.label_of_index(index)!r}"
+        return "not part of this layout"
+
+    # --- indices and the analyzer ----------------------------------------------------------------
+    def check_analyzer(self) -> None:
+        """Refuse a cluster without the analyzer (never index with another one)."""
+        if self._analyzer_checked:
+            return
+        try:
+            self.t.es.indices.analyze(analyzer=self.analyzer, text="ingest")
+        except AuthorizationException:
+            return  # may not call _analyze: index creation below names a missing analyzer too
+        except ApiError as exc:
+            if exc.meta.status == 400:
+                raise self._missing_analyzer(exc) from None
+            raise self.t.unavailable(exc) from None
+        except TransportError as exc:
+            raise self.t.unavailable(exc) from None
+        self._analyzer_checked = True
+
+    def _missing_analyzer(self, exc: ApiError) -> StoreConfigError:
+        hint = (
+            'set [search] language = "none" in ingest.toml for the standard analyzer'
+            if analyzer_override() is None
+            else "unset INGEST_ES_ANALYZER or name an analyzer the cluster has"
+        )
+        return StoreConfigError(
+            f"{self.t.where} has no analyzer {self.analyzer!r} ({reason(exc)}): "
+            f"refusing to index with another one. Use a distribution that includes it (every full "
+            f"distribution and Docker image has 'english'; scripts/elasticsearch-local installs it), or {hint}"
+        )
+
+    def create_index(self, index: str, kind: str, extra_settings: dict[str, Any] | None = None) -> None:
+        """Create one index from ingest's mapping (one that already exists is left as it is)."""
+        body = load_index_body(kind, self.analyzer)
+        if extra_settings:
+            body["settings"]["index"].update(extra_settings)
+
+        def create() -> None:
+            try:
+                self.t.es.indices.create(index=index, settings=body["settings"], mappings=body["mappings"])
+            except ApiError as exc:
+                if error_type(exc) == "mapper_parsing_exception" and "analyzer" in reason(exc):
+                    raise self._missing_analyzer(exc) from None
+                if error_type(exc) != "resource_already_exists_exception":
+                    raise
+
+        self.t.call(create)
+
+    def ensure_meta_index(self) -> None:
+        meta_index = self.names.meta_index
+        if not self.t.es.indices.exists(index=meta_index):
+            self.check_analyzer()  # a new store: refuse before creating anything
+            self.create_index(meta_index, "meta")
+        elif not self._meta_mapping_checked:
+            # A meta index from an older ingest: add the fields it lacks (adding is always allowed).
+            body = load_index_body("meta", self.analyzer)
+            self.t.es.indices.put_mapping(index=meta_index, properties=body["mappings"]["properties"])
+        self._meta_mapping_checked = True

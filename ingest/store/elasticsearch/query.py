@@ -1,0 +1,81 @@
+"""The Elasticsearch query of a search: BM25F over title, section and text with the access, as-of and
+document filters inside the query, and codes in the query also matched as exact phrases."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import date
+from typing import Any
+
+from ingest.store.base import EXACT_TOKEN, FIELD_WEIGHTS, QueryTooLarge
+from ingest.store.elasticsearch.layout import EXACT_FIELD
+
+SEARCH_TYPE = "dfs_query_then_fetch"
+MAX_QUERY_TERMS = 1000  # x 3 searched fields stays under Elasticsearch's default 4096 clauses
+SEARCH_FIELDS = tuple(
+    f"{field}^{weight:g}" if field == "text" else f"{field}.text^{weight:g}" for field, weight in FIELD_WEIGHTS.items()
+)
+EXACT_FIELDS = tuple(f"{field}.{EXACT_FIELD}^{weight:g}" for field, weight in FIELD_WEIGHTS.items())
+
+
+def as_of_filters(as_of: date | None) -> list[dict[str, Any]]:
+    """effective_from ≤ as_of (or none) and effective_to ≥ as_of (or none)."""
+    if as_of is None:
+        return []
+    day = as_of.isoformat()
+
+    def bound(field: str, op: str) -> dict[str, Any]:
+        return {
+            "bool": {
+                "should": [
+                    {"range": {field: {op: day}}},
+                    {"bool": {"must_not": {"exists": {"field": field}}}},
+                ],
+                "minimum_should_match": 1,
+            }
+        }
+
+    return [bound("effective_from", "lte"), bound("effective_to", "gte")]
+
+
+def check_query_size(query: str) -> None:
+    terms = len(set(re.findall(r"\w+", query.lower())))
+    if terms > MAX_QUERY_TERMS:
+        raise QueryTooLarge(
+            f"the query has {terms} distinct words; at most {MAX_QUERY_TERMS} can be searched at once: shorten it"
+        )
+
+
+def search_body(query: str, labels: Sequence[str], as_of: date | None, top: int, doc_id: str | None) -> dict[str, Any]:
+    filters: list[dict[str, Any]] = [{"terms": {"access": list(labels)}}, *as_of_filters(as_of)]
+    if doc_id:
+        filters.append({"term": {"doc_id": doc_id}})
+    # Codes in the query, also as exact phrases over the unstemmed sub-fields.
+    exact = [
+        {"multi_match": {"query": code, "type": "phrase", "fields": list(EXACT_FIELDS)}}
+        for code in dict.fromkeys(re.findall(EXACT_TOKEN, query))
+    ]
+    return {
+        "query": {
+            "bool": {
+                "must": {"combined_fields": {"query": query, "fields": list(SEARCH_FIELDS)}},
+                "should": exact,
+                "filter": filters,
+            }
+        },
+        "size": top,
+        "sort": [{"_score": "desc"}, {"chunk_id": "asc"}],
+        "track_total_hits": False,
+    }
+
+
+def neighbours_query(doc_id: str, version: str, bounds: dict[str, int]) -> dict[str, Any]:
+    """Chunks of one document version whose position lies within ``bounds`` (a range query)."""
+    filters = [{"term": {"doc_id": doc_id}}, {"term": {"version": version}}, {"range": {"position": bounds}}]
+    return {"bool": {"filter": filters}}
+
+
+def prefix_query(prefix: str) -> dict[str, Any]:
+    """A full chunk ID by term, a shorter prefix by prefix query."""
+    return {"term": {"chunk_id": prefix}} if len(prefix) >= 20 else {"prefix": {"chunk_id": prefix}}

@@ -1,0 +1,360 @@
+"""ElasticsearchStore: the reads and writes of chunks, document records and run metadata, on top of
+the layout, lock, rebuild and transport modules of this package."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import date
+from typing import Any
+
+from elasticsearch import AuthorizationException, Elasticsearch
+
+from ingest.model import Chunk, DocKey, DocumentRecord, Hit
+from ingest.settings import Settings
+from ingest.store.base import (
+    Access,
+    AmbiguousPrefix,
+    ChunkNotFound,
+    Counts,
+    SearchEntry,
+    StoreError,
+    WriteReport,
+    lookup_prefix,
+)
+from ingest.store.elasticsearch import rebuild, writes
+from ingest.store.elasticsearch.layout import META_ID, IndexLayout, IndexNames, analyzer_for, check_names
+from ingest.store.elasticsearch.lock import LOCK_TTL_S, LockGuard, WriteLock
+from ingest.store.elasticsearch.query import (
+    SEARCH_TYPE,
+    check_query_size,
+    neighbours_query,
+    prefix_query,
+    search_body,
+)
+from ingest.store.elasticsearch.transport import (
+    DEFAULT_TIMEOUT_S,
+    SHORT_TIMEOUT_S,
+    Action,
+    Transport,
+    connect,
+    without_credentials,
+)
+
+COUNTED_FIELDS = ("access", "status", "version")
+
+
+class ElasticsearchStore(IndexNames, SearchEntry):
+    """Chunks, document records and run metadata in Elasticsearch (see :mod:`ingest.store.elasticsearch`).
+
+    Index and alias names (``all_alias``, ``role_alias()``, …) come from :class:`IndexNames`."""
+
+    def __init__(
+        self,
+        url: str,
+        prefix: str = "ingest",
+        settings: Settings | None = None,
+        *,
+        analyzer: str | None = None,
+        lock_ttl_s: float = LOCK_TTL_S,
+        max_retries: int = 5,
+        initial_backoff: float = 0.5,
+        request_timeout: float = 30.0,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        client: Elasticsearch | None = None,
+        build: str | None = None,
+        write_lock: WriteLock | None = None,
+    ):
+        super().__init__(prefix)
+        self.url = url.rstrip("/")
+        self.name = without_credentials(self.url)
+        self.settings = settings or Settings()
+        check_names(prefix, self.settings)
+        self.analyzer = analyzer or analyzer_for(self.settings)
+        self.analysis = self.analyzer
+        self.timeout = timeout
+        self._owns_client = client is None
+        self._client = client or connect(self.url, min(request_timeout, timeout))
+        self._t = Transport(
+            self._client,
+            self.name,
+            prefix,
+            timeout=timeout,
+            max_retries=max_retries,
+            initial_backoff=initial_backoff,
+            before_write=self._assert_lock,
+        )
+        # The rebuild's store shares the live store's lock: its writes check the same lease.
+        self._lock = write_lock or WriteLock(self._t, self.meta_index, prefix, lock_ttl_s)
+        self._layout = IndexLayout(self._t, self, self.settings, self.analyzer, self._assert_lock)
+        # A pinned build: this object writes to and reads from that build's concrete indices
+        # (used inside full_rebuild). None: the live layout behind the aliases.
+        self._build = build
+        self._label_index: dict[str, str] | None = None  # label -> concrete index, once known
+        self._documents_index: str | None = None
+        # Problems after the writes (lock release, final refresh): reported, counts intact.
+        self.warnings: list[str] = []
+
+    @property
+    def es(self) -> Elasticsearch:
+        """The client for one request within the current operation's deadline."""
+        return self._t.es
+
+    @property
+    def _guard(self) -> LockGuard | None:
+        return self._lock.guard
+
+    def _assert_lock(self) -> None:
+        self._lock.check()
+
+    def _chunks_read_target(self, role: str | None = None) -> str:
+        if self._build is None:
+            return self.role_alias(role) if role else self.all_alias
+        labels = self.settings.labels_for_role(role) if role else self.settings.labels
+        return ",".join(self.chunk_index(label, self._build) for label in labels)
+
+    def _documents_read_target(self) -> str:
+        return self.documents_alias if self._build is None else self.documents_index(self._build)
+
+    # --- lifecycle -----------------------------------------------------------------------------
+    def check(self) -> None:
+        """Raise StoreUnavailable if the cluster does not answer. Writes nothing."""
+        try:
+            self._t.quick().cluster.health()
+        except AuthorizationException:
+            # Answered and authenticated: credentials that may read a role alias only (the
+            # real-world reader) lack the cluster privilege `monitor`; what they may read decides.
+            return
+        except Exception as exc:  # noqa: BLE001 - every failure becomes one clear message
+            raise self._t.unavailable(exc) from None
+
+    def close(self) -> None:
+        try:
+            self._refresh_at_end("the final refresh failed")
+        finally:
+            if self._owns_client:
+                self._client.close()
+
+    def refresh(self) -> None:
+        """Make every write so far searchable. The store does this itself (before its own reads, at
+        lock release and close); kept callable for callers written before that."""
+        self._t.refresh()
+
+    def _refresh_at_end(self, what: str) -> None:
+        try:
+            with self._t.operation(min(SHORT_TIMEOUT_S, self.timeout)):
+                self._t.refresh()
+        except StoreError as exc:
+            self.warnings.append(f"{what} ({exc}); Elasticsearch makes the writes searchable at its next refresh")
+
+    def ensure_layout(self) -> None:
+        """Create what is missing of the layout (see IndexLayout.ensure); once per store object."""
+        if self._label_index is not None:
+            return
+        if self._build is not None:
+            self._t.call(self._layout.ensure_meta_index)
+            self._label_index, self._documents_index = self.build_indices(self.settings.labels, self._build)
+            return
+        layout = self._layout.ensure()
+        self._label_index, self._documents_index = layout.chunks, layout.documents
+
+    def reconcile_access(
+        self, roles: Mapping[str, Sequence[str]] | None = None, *, check: bool = False, full: bool = False
+    ) -> list[str]:
+        """Make every alias of this prefix exactly what ``roles`` allows, in one atomic call."""
+        return self._layout.reconcile_access(roles, check=check, full=full)
+
+    # --- lock and rebuild ----------------------------------------------------------------------
+    @contextmanager
+    def lock(self, owner: str, wait_s: float = 0.0) -> Iterator[None]:
+        """The write lock of this prefix for one run (see :mod:`.lock`); what the run wrote is
+        searchable when it is released."""
+        if self._build is not None:
+            raise StoreError("lock() is taken on the live store, not inside full_rebuild()")
+        self._t.call(self._layout.ensure_meta_index)
+        guard = self._lock.acquire(owner, wait_s)
+        completed = False
+        try:
+            # A run killed before its writes were refreshed left them acknowledged but not yet
+            # searchable. Refresh everything now, so this run's repair and plan read one
+            # consistent state. Inside the try: if this fails, the lock is still released.
+            targets = f"{self.all_alias},{self.documents_alias}"
+            self._t.call(
+                lambda: self.es.indices.refresh(index=targets, ignore_unavailable=True, allow_no_indices=True),
+                missing=None,
+            )
+            yield
+            completed = True
+        finally:
+            self._lock.stop_keeping()
+            if completed:
+                self._refresh_at_end("written, but the final refresh failed")
+            self._lock.release(guard, self.warnings)
+
+    @contextmanager
+    def full_rebuild(self) -> Iterator[ElasticsearchStore]:
+        """A store pinned to a new build; on clean exit every alias moves to it at once."""
+        if self._build is not None:
+            raise StoreError("full_rebuild() cannot be nested")
+        with rebuild.full_rebuild(self._layout, self._pinned, self.warnings) as fresh:
+            yield fresh
+        self._label_index, self._documents_index = None, None
+        self._t.dirty.clear()
+
+    def _pinned(self, build: str) -> ElasticsearchStore:
+        return ElasticsearchStore(
+            self.url,
+            self.prefix,
+            self.settings,
+            analyzer=self.analyzer,
+            lock_ttl_s=self._lock.ttl_s,
+            max_retries=self._t.max_retries,
+            initial_backoff=self._t.initial_backoff,
+            timeout=self.timeout,
+            client=self._client,
+            build=build,
+            write_lock=self._lock,
+        )
+
+    # --- documents -----------------------------------------------------------------------------
+    def documents(self) -> list[DocumentRecord]:
+        hits = self._t.scan(self._documents_read_target(), {"match_all": {}}, [{"doc_id": "asc"}, {"version": "asc"}])
+        return [DocumentRecord.from_json(hit["_source"]) for hit in hits]
+
+    def put_document(self, record: DocumentRecord) -> None:
+        self.put_documents([record])
+
+    def put_documents(self, records: Iterable[DocumentRecord]) -> None:
+        """Many records in bounded bulk requests (a refused one raises: records are ours, not input)."""
+        self.ensure_layout()
+        index = self._documents_index
+        actions = [{"_op_type": "index", "_index": index, "_id": r.key, "_source": r.to_json()} for r in records]
+        self._bulk_or_raise(actions, "document record {id} refused: {reason}")
+
+    def delete_document(self, doc_id: str, version: str) -> None:
+        self.delete_documents([DocKey(doc_id, version)])
+
+    def delete_documents(self, keys: Iterable[DocKey | str]) -> None:
+        self.ensure_layout()
+        index = self._documents_index
+        actions = [{"_op_type": "delete", "_index": index, "_id": str(key)} for key in keys]
+        self._bulk_or_raise(actions, "deleting record {id} failed: {reason}")
+
+    def _bulk_or_raise(self, actions: list[Action], refused: str) -> int:
+        return writes.bulk_or_raise(self._t, actions, refused)
+
+    def chunk_source(self, chunk: Chunk) -> dict[str, Any]:
+        """The stored document of a chunk (a hook for tests of refused items)."""
+        return chunk.to_json()
+
+    def write_chunks(self, chunks: Iterable[Chunk]) -> WriteReport:
+        self.ensure_layout()
+        assert self._label_index is not None
+        return writes.write_chunks(self._t, self._label_index, chunks, self.chunk_source)
+
+    def delete_chunks(self, chunk_ids: Iterable[str]) -> int:
+        if self._label_index is not None:
+            label_index = self._label_index
+        else:
+            layout = self._layout.read()
+            label_index = layout.chunks if layout else {}
+        return writes.delete_chunks(self._t, label_index, chunk_ids)
+
+    # --- reads ---------------------------------------------------------------------------------
+    def get_chunk(self, id_or_prefix: str) -> Chunk:
+        wanted = lookup_prefix(id_or_prefix)
+        body = {"query": prefix_query(wanted), "size": 50, "sort": [{"chunk_id": "asc"}]}
+        hits = self._t.search(self._chunks_read_target(), body)
+        found = {hit["_source"]["chunk_id"]: hit["_source"] for hit in hits}
+        if not found:
+            raise ChunkNotFound(f"no chunk with ID {id_or_prefix!r} in {self.name} (prefix {self.prefix!r})")
+        if len(found) > 1:
+            raise AmbiguousPrefix(id_or_prefix, sorted(found))
+        return Chunk.from_json(next(iter(found.values())))
+
+    def document_chunks(self, doc_id: str, version: str | None = None) -> list[Chunk]:
+        filters: list[dict[str, Any]] = [{"term": {"doc_id": doc_id}}]
+        if version is not None:
+            filters.append({"term": {"version": version}})
+        order = [{"version": "asc"}, {"position": "asc"}, {"chunk_id": "asc"}]
+        hits = self._t.scan(self._chunks_read_target(), {"bool": {"filter": filters}}, order)
+        return [Chunk.from_json(hit["_source"]) for hit in hits]
+
+    def neighbours(self, chunk: Chunk, n: int) -> tuple[list[Chunk], list[Chunk]]:
+        if n <= 0:
+            return [], []
+
+        def around(bounds: dict[str, int], order: str) -> list[Chunk]:
+            query = neighbours_query(chunk.doc_id, chunk.version, bounds)
+            body = {"query": query, "size": n, "sort": [{"position": order}, {"chunk_id": order}]}
+            return [Chunk.from_json(hit["_source"]) for hit in self._t.search(self._chunks_read_target(), body)]
+
+        before = around({"gte": chunk.position - n, "lt": chunk.position}, "desc")
+        after = around({"gt": chunk.position, "lte": chunk.position + n}, "asc")
+        return list(reversed(before)), after
+
+    def chunk_keys(self) -> list[tuple[str, str, str]]:
+        source = ["chunk_id", "doc_id", "version"]
+        hits = self._t.scan(self._chunks_read_target(), {"match_all": {}}, [{"chunk_id": "asc"}], source=source)
+        return [(h["_source"]["chunk_id"], h["_source"]["doc_id"], h["_source"]["version"]) for h in hits]
+
+    def iter_chunks(self) -> Iterator[Chunk]:
+        for hit in self._t.scan(self._chunks_read_target(), {"match_all": {}}, [{"chunk_id": "asc"}]):
+            yield Chunk.from_json(hit["_source"])
+
+    def _search(self, query: str, reader: Access, as_of: date | None, top: int, doc_id: str | None) -> list[Hit]:
+        """BM25 top ``top`` through the role's alias, access and as-of filtered inside the query."""
+        if not reader.labels or top <= 0:
+            return []
+        if reader.role and self._build is not None and not self.settings.labels_for_role(reader.role):
+            return []  # a role that may read nothing (no alias exists to search)
+        check_query_size(query)
+        body = search_body(query, reader.labels, as_of, top, doc_id)
+        hits = self._t.search(self._chunks_read_target(reader.role), body, search_type=SEARCH_TYPE)
+        return [Hit(Chunk.from_json(hit["_source"]), float(hit["_score"] or 0.0)) for hit in hits]
+
+    def counts(self) -> Counts:
+        aggs = {field: {"terms": {"field": field, "size": 10000}} for field in COUNTED_FIELDS}
+        resp = self._t.search_response(self._chunks_read_target(), {"size": 0, "track_total_hits": True, "aggs": aggs})
+        by: dict[str, dict[str, int]] = {}
+        for field in COUNTED_FIELDS:
+            buckets = resp["aggregations"][field]["buckets"] if resp else []
+            by[field] = {b["key"]: b["doc_count"] for b in buckets}
+        records = self.documents()
+        formats: dict[str, int] = {}
+        for record in records:
+            formats[record.format] = formats.get(record.format, 0) + record.chunk_count
+        total = resp["hits"]["total"]["value"] if resp else 0
+        return Counts(
+            access=by["access"],
+            status=by["status"],
+            version=by["version"],
+            format=dict(sorted(formats.items())),
+            totals={"chunks": total, "documents": len(records)},
+        )
+
+    # --- run metadata --------------------------------------------------------------------------
+    def get_meta(self) -> dict[str, str]:
+        """The run metadata; none when these credentials may not read the meta index (a reader
+        restricted to role aliases): `search` then takes the default roles, and the role alias it
+        reads still decides what can be found."""
+        return self._stored_meta(forbidden_is_empty=True)
+
+    def _stored_meta(self, forbidden_is_empty: bool = False) -> dict[str, str]:
+        def read() -> Any:
+            try:
+                return self.es.get(index=self.meta_index, id=META_ID)
+            except AuthorizationException:
+                if forbidden_is_empty:
+                    return None
+                raise
+
+        found = self._t.call(read, missing=None)
+        return dict(found["_source"].get("values") or {}) if found else {}
+
+    def set_meta(self, values: Mapping[str, str]) -> None:
+        self._t.call(self._layout.ensure_meta_index)
+        self._assert_lock()
+        merged = {**self._stored_meta(), **{k: str(v) for k, v in values.items()}}
+        document = {"values": merged}
+        self._t.call(lambda: self.es.index(index=self.meta_index, id=META_ID, document=document, refresh=True))

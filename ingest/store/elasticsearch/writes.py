@@ -1,0 +1,98 @@
+"""Writes routed to concrete indices: each chunk to its access label's index (a copy under its old
+label removed first), deletes by ID to where a real-time multi-get finds each copy, records in bulk."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from ingest.model import Chunk
+from ingest.store.base import ItemError, StoreError, WriteReport, batched
+from ingest.store.elasticsearch.transport import Action, Transport
+
+IDS_BATCH = 1000  # IDs per lookup query and per write batch
+
+
+def bulk_or_raise(t: Transport, actions: list[Action], refused: str) -> int:
+    """Bulk actions on ingest's own records: any refusal is a StoreError (``refused`` says which,
+    with {count}, {id} and {reason} of the first)."""
+    count, errors = t.bulk(actions)
+    if errors:
+        first = errors[0]
+        raise StoreError(f"{t.where}: " + refused.format(count=len(errors), id=first.id, reason=first.reason))
+    return count
+
+
+def write_chunks(
+    t: Transport, label_index: Mapping[str, str], chunks: Iterable[Chunk], source: Callable[[Chunk], dict[str, Any]]
+) -> WriteReport:
+    """Write chunks to their labels' indices; what is refused is an ItemError in the report."""
+    report = WriteReport()
+    for batch in batched(chunks, IDS_BATCH):
+        actions = _index_actions(label_index, batch, source, report)
+        # A chunk whose label changed (same ID) leaves its old label's index first: a copy left
+        # under the old label would stay readable by roles the new label excludes (and the
+        # record, listing the ID, would never show it as an orphan). A copy that cannot be
+        # removed refuses that chunk; one removed but not yet rewritten is missing, which the
+        # next run's repair notices.
+        targets = {a["_id"]: a["_index"] for a in actions}
+        moves = [
+            {"_op_type": "delete", "_index": index, "_id": chunk_id}
+            for chunk_id, index in locate(t, label_index, list(targets))
+            if index != targets[chunk_id]
+        ]
+        if moves:
+            _, move_errors = t.bulk(moves)
+            report.errors.extend(
+                ItemError(e.id, f"its copy under its old access label could not be removed: {e.reason}")
+                for e in move_errors
+            )
+            stuck = {e.id for e in move_errors}
+            actions = [a for a in actions if a["_id"] not in stuck]
+        written, errors = t.bulk(actions)
+        report.written += written
+        report.errors.extend(errors)
+    return report
+
+
+def _index_actions(
+    label_index: Mapping[str, str], chunks: list[Chunk], source: Callable[[Chunk], dict[str, Any]], report: WriteReport
+) -> list[Action]:
+    """One index action per chunk, to its label's index; an unknown label is an ItemError."""
+    actions: list[Action] = []
+    for chunk in chunks:
+        index = label_index.get(chunk.access)
+        if index is None:
+            report.errors.append(ItemError(chunk.chunk_id, f"access label {chunk.access!r} is not configured"))
+            continue
+        actions.append({"_op_type": "index", "_index": index, "_id": chunk.chunk_id, "_source": source(chunk)})
+    return actions
+
+
+def delete_chunks(t: Transport, label_index: Mapping[str, str], chunk_ids: Iterable[str]) -> int:
+    """Delete every stored copy of these IDs; how many existed."""
+    deleted = 0
+    for batch in batched(chunk_ids, IDS_BATCH):
+        actions = [{"_op_type": "delete", "_index": index, "_id": cid} for cid, index in locate(t, label_index, batch)]
+        deleted += bulk_or_raise(t, actions, "{count} chunk deletions failed, e.g. {id}: {reason}")
+    return deleted
+
+
+def locate(t: Transport, label_index: Mapping[str, str], chunk_ids: list[str]) -> list[tuple[str, str]]:
+    """(chunk_id, concrete index) of every stored copy of these IDs.
+
+    A multi-get over every label index: real-time (it sees writes not yet refreshed), so a run
+    never has to refresh between its own writes.
+    """
+    indices = sorted(set(label_index.values()))
+    docs = [{"_index": index, "_id": cid} for cid in chunk_ids for index in indices]
+    found: list[tuple[str, str]] = []
+    for batch in batched(docs, IDS_BATCH * 3):
+        found += [(d["_id"], d["_index"]) for d in _mget(t, batch) if d.get("found")]
+    return found
+
+
+def _mget(t: Transport, docs: list[dict[str, str]]) -> list[dict[str, Any]]:
+    resp = t.call(lambda: t.es.mget(docs=docs, source=False).body)
+    found: list[dict[str, Any]] = resp["docs"]
+    return found
