@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ingest.config import Config, ConnectionConfig, load, resolve
 from ingest.model import Chunk, Hit
@@ -26,7 +26,7 @@ from ingest.settings import ChunkSettings, Settings, chunking_with
 
 if TYPE_CHECKING:
     from ingest.pipeline import RunResult
-    from ingest.store.base import Store
+    from ingest.store.base import Access, Counts, Store
 
 AsOf = date | str | None
 TODAY = "today"
@@ -109,6 +109,12 @@ class Index:
             self._labels[role] = labels_for_role(self.store, role)
         return self._labels[role]
 
+    def access_for(self, role: str) -> Access:
+        """The role and the labels it may read, resolved once here for the store's search."""
+        from ingest.store.base import Access
+
+        return Access(self.labels_for(role), role)
+
     def search(
         self, query: str, *, role: str = "public", as_of: AsOf = TODAY, top: int = 5, doc_id: str | None = None
     ) -> list[Hit]:
@@ -116,8 +122,7 @@ class Index:
         "any": every date). The same hits, in the same order, as ``ingest search``."""
         check_query(query)
         day = as_of_date(as_of)
-        labels = self.labels_for(role)
-        hits: list[Hit] = self.store.search(query, labels, day, top=top, doc_id=doc_id, role=role)
+        hits: list[Hit] = self.store.search(query, self.access_for(role), day, top=top, doc_id=doc_id)
         if not hits:
             from ingest.store import require_ingest_index
 
@@ -132,9 +137,8 @@ class Index:
         found: Chunk = self.store.get_chunk(chunk_id)
         return found
 
-    def stats(self) -> dict[str, Any]:
-        counts: dict[str, Any] = self.store.counts()
-        return counts
+    def stats(self) -> Counts:
+        return self.store.counts()
 
     def close(self) -> None:
         self.store.close()

@@ -480,9 +480,7 @@ def _ask(index: Index, top: int, q: Question) -> list[Hit]:
         check_query(q.question)
     except QueryTooLarge as exc:
         raise CommandError(USAGE, f"question {q.id}: {exc}") from None
-    hits: list[Hit] = index.store.search(
-        q.question, index.labels_for(q.role), q.as_of or date.today(), top=top, role=q.role
-    )
+    hits: list[Hit] = index.store.search(q.question, index.access_for(q.role), q.as_of or date.today(), top=top)
     return hits
 
 

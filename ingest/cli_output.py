@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ingest.evaluate import EvalResult
     from ingest.model import Hit, ParsedDocument
     from ingest.pipeline import RunResult, VerifyResult
+    from ingest.store.base import Counts
 
 # emoji=False: ":x:" in a document must print as ":x:", never as an emoji (citations quote exactly).
 # soft_wrap: a pipe or a CI log gets whole lines, never text hard-wrapped at 80 columns.
@@ -357,7 +358,7 @@ def print_leaks_and_gate(result: EvalResult, failures: list[str]) -> None:
         out.print(f"[red]✗ gate:[/red] {safe(failure)}")
 
 
-def print_stats(name: str, counts: dict[str, Any], meta: dict[str, str]) -> None:
+def print_stats(name: str, counts: Counts, meta: dict[str, str]) -> None:
     totals = counts["totals"]
     out.print(f"store: {safe(name)}   documents: {totals['documents']}   chunks: {totals['chunks']}")
     if meta:
@@ -365,6 +366,6 @@ def print_stats(name: str, counts: dict[str, Any], meta: dict[str, str]) -> None
             f"built {safe(meta.get('built_at', '?'))} with chunker {safe(meta.get('chunker'))} "
             f"size {safe(meta.get('size'))}, parser v{safe(meta.get('parser_version'))}"
         )
-    for field, values in counts.items():
-        if field != "totals":
-            out.print(f"chunks by {field}: " + (", ".join(f"{safe(k)} {v}" for k, v in values.items()) or "-"))
+    for field in ("access", "status", "format", "version"):
+        values: dict[str, int] = counts[field]
+        out.print(f"chunks by {field}: " + (", ".join(f"{safe(k)} {v}" for k, v in values.items()) or "-"))

@@ -78,12 +78,16 @@ def open_store(
 
 
 def require_ingest_index(store: Store, role: str | None = None) -> None:
-    """Raise NoIngestIndex when an Elasticsearch prefix holds no ingest index (a reader's empty
+    """Raise NoIngestIndex when an Elasticsearch prefix or an SQLite file holds no ingest index (a reader's empty
     answer must not look like "no hits"). Called when a read found nothing, so the happy path
     costs no request. Credentials that may not look (403) are left to the read that follows."""
     from ingest.store.elasticsearch import ElasticsearchStore
 
     if not isinstance(store, ElasticsearchStore):
+        # An SQLite file that no run ever wrote to (e.g. made by opening a store that did not
+        # exist yet) has no run metadata: its empty answer is "no index here", not "no hits".
+        if not store.get_meta():
+            raise NoIngestIndex(f"no ingest index in {store.name} yet (wrong --store? run `ingest run` first)")
         return
     from elasticsearch import AuthorizationException, NotFoundError
 
