@@ -180,11 +180,28 @@ def _access_default(default: Any, labels: tuple[str, ...], origin: str) -> str |
     return default
 
 
+# A role names the Elasticsearch alias {prefix}-chunks-{role}. A '-' or '.' in it, or one of the
+# names below, could spell another prefix's alias ("x-chunks-public" under prefix "kb" is the public
+# alias of prefix "kb-chunks-x"; "documents" under "kb" is the documents alias of "kb-chunks").
+ROLE_NAME = re.compile(r"[a-z0-9][a-z0-9_]*\Z")
+RESERVED_ROLE_NAMES = frozenset({"chunks", "documents", "meta"})
+
+
+def _check_role_name(role: str, origin: str) -> None:
+    if not ROLE_NAME.match(role) or role in RESERVED_ROLE_NAMES:
+        raise SettingsError(
+            f"{origin}: role name {role!r}: use a-z, 0-9 and _ only, and none of "
+            f"{', '.join(sorted(RESERVED_ROLE_NAMES))} (it names the alias PREFIX-chunks-ROLE, which must "
+            "never be another prefix's alias)"
+        )
+
+
 def _roles(roles_raw: Mapping[str, Any] | None, labels: tuple[str, ...], origin: str) -> dict[str, tuple[str, ...]]:
     if roles_raw is None:
         return {role: tuple(label for label in ls if label in labels) for role, ls in DEFAULT_ROLES.items()}
     roles = {}
     for role, value in roles_raw.items():
+        _check_role_name(role, origin)
         role_labels = value.get("labels", []) if isinstance(value, Mapping) else value
         role_labels = _string_list(role_labels, f"roles.{role}", origin) if role_labels != [] else ()
         unknown = [label for label in role_labels if label not in labels]

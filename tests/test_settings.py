@@ -43,3 +43,15 @@ def test_a_complete_file_is_read():
     assert settings.roles == {"patron": ("public",), "librarian": ("public", "internal")}
     assert settings.required[-1] == "owner" and settings.access_default == "internal"
     assert settings.chunking.describe() == "overlap:120:20"
+
+
+@pytest.mark.parametrize("role", ["x-chunks-public", "field.staff", "documents", "chunks", "meta", "Staff"])
+def test_a_role_name_that_could_spell_another_prefixes_alias_is_refused(role):
+    """The role names the alias PREFIX-chunks-ROLE: under prefix "kb", role "x-chunks-public" would be
+    the public alias of prefix "kb-chunks-x" (an outside pass took it over this way)."""
+    with pytest.raises(SettingsError, match="role name"):
+        settings_from_dict({"roles": {role: ["public"]}})
+
+
+def test_role_names_with_underscores_are_fine():
+    assert settings_from_dict({"roles": {"field_staff": ["public", "staff"]}}).roles["field_staff"] == ("public", "staff")
