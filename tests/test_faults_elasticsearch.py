@@ -5,6 +5,8 @@ same chunk IDs). Bounded: short timeouts and backoffs, a few seconds per scenari
 
 from __future__ import annotations
 
+import contextlib
+
 import threading
 import time
 from pathlib import Path
@@ -225,3 +227,23 @@ def test_a_500_on_one_bulk_request_is_reported_per_item_never_a_silent_success(p
         assert store.write_chunks(chunks).written == 3  # the next attempt lands
     finally:
         store.close()
+
+
+def test_a_full_rebuild_whose_alias_switch_answer_is_lost_leaves_a_live_build(proxy, corpus, es_url, es_prefix, tmp_path):
+    """The switch reaches Elasticsearch but every answer to it is lost: the run fails (exit 3), yet
+    readers keep a complete build behind the aliases (an outside pass found every alias gone)."""
+    proxy.add(r"POST /_aliases", "reset")
+    store = ElasticsearchStore(proxy.url, prefix=es_prefix, settings=SETTINGS, **FAST)
+    try:
+        with pytest.raises(StoreError):
+            pipeline.run(corpus, store, SETTINGS, SETTINGS.chunking, full=True)
+    finally:
+        with contextlib.suppress(StoreError):
+            store.close()
+    reader = ElasticsearchStore(es_url, prefix=es_prefix, settings=SETTINGS)
+    try:
+        assert reader.counts()["totals"]["chunks"] > 0  # the aliases still lead to a whole build
+        assert reader.search("section", ["public"], None, role="public")
+    finally:
+        reader.close()
+    assert_converges(es_url, es_prefix, corpus, tmp_path)

@@ -186,6 +186,7 @@ class IndexLayout:
     check_lock: Callable[[], None]
     _analyzer_checked: bool = dataclasses.field(default=False, init=False)
     _meta_mapping_checked: bool = dataclasses.field(default=False, init=False)
+    _replicas: int | None = dataclasses.field(default=None, init=False)
 
     # --- the recorded layout ---------------------------------------------------------------------
     def read(self) -> Layout | None:
@@ -397,9 +398,19 @@ class IndexLayout:
             f"distribution and Docker image has 'english'; scripts/elasticsearch-local installs it), or {hint}"
         )
 
+    def replicas(self) -> int:
+        """Replicas for a new index: 1 on a cluster with two or more data nodes (a lost node loses
+        no data), 0 on a single node (a replica could never be placed: the cluster would stay yellow)."""
+        if self._replicas is None:
+            t = self.t
+            health = t.call(lambda: t.es.cluster.health())
+            self._replicas = 1 if int(health.get("number_of_data_nodes", 1)) >= 2 else 0
+        return self._replicas
+
     def create_index(self, index: str, kind: str, extra_settings: dict[str, Any] | None = None) -> None:
         """Create one index from ingest's mapping (one that already exists is left as it is)."""
         body = load_index_body(kind, self.analyzer)
+        body["settings"]["index"].setdefault("number_of_replicas", self.replicas())
         if extra_settings:
             body["settings"]["index"].update(extra_settings)
 

@@ -13,8 +13,9 @@ from ingest.store.base import StoreError
 from ingest.store.elasticsearch.layout import IndexLayout, Layout, new_build
 from ingest.store.elasticsearch.transport import Transport
 
-# While a build fills: no refresh, no replicas (both restored at the switch).
-FILL_SETTINGS = {"refresh_interval": "-1", "number_of_replicas": 0}
+# While a build fills: no refresh (restored at the switch). Replicas: none on a single node; on a
+# cluster the target count from the start, so that losing a node mid-fill loses no part of the build.
+FILL_SETTINGS: dict[str, object] = {"refresh_interval": "-1"}
 
 S = TypeVar("S")
 
@@ -42,6 +43,15 @@ def full_rebuild(layout: IndexLayout, pinned_store: Callable[[str], S], warnings
         live = Layout(new_labels, new_documents, pending.owned, sorted({*pending.roles, *settings.roles}))
         _switch_to(layout, live)
     except BaseException:
+        if _switched(layout, new_documents):
+            # The alias switch went through but its answer was lost: the new build IS live.
+            # Dropping it would leave readers with no index at all; record it and let the next
+            # full run drop the old build (still recorded as owned).
+            with contextlib.suppress(Exception):
+                layout.record(
+                    Layout(new_labels, new_documents, pending.owned, sorted({*pending.roles, *settings.roles}))
+                )
+            raise
         # Not switched: readers still use the old build; drop the half-built one (best effort: it
         # stays recorded as owned, so the next full run deletes it).
         _drop_quietly(layout.t, new_indices)
@@ -75,16 +85,25 @@ def _switch_to(layout: IndexLayout, live: Layout) -> None:
     layout.record(live)
 
 
-def _replicas_of(layout: IndexLayout, indices: list[str]) -> int | None:
-    """The replica count the live build had (None: the cluster default)."""
+def _switched(layout: IndexLayout, new_documents: str) -> bool:
+    """Whether the documents alias already points at the new build (asked with a fresh request)."""
+    try:
+        found = layout.t.quick().indices.get_alias(name=layout.names.documents_alias)
+    except Exception:  # noqa: BLE001 - cannot tell: treat as not switched (the old build stays)
+        return False
+    return new_documents in found
+
+
+def _replicas_of(layout: IndexLayout, indices: list[str]) -> int:
+    """The replica count the live build had (set by hand, perhaps), else the cluster's (see replicas())."""
     existing = sorted(layout.existing(indices))
     if not existing:
-        return None
+        return layout.replicas()
     t = layout.t
     found = t.call(lambda: t.es.indices.get_settings(index=existing[0], name="index.number_of_replicas"))
     for spec in found.values():
         return int(spec["settings"]["index"]["number_of_replicas"])
-    return None
+    return layout.replicas()
 
 
 def _drop_quietly(t: Transport, indices: list[str]) -> None:
