@@ -655,3 +655,12 @@ def test_an_immense_term_is_a_refused_item_with_elasticsearchs_reason(make_es_st
     [error] = report.errors
     assert error.id == immense.chunk_id and "immense term" in error.reason
     assert store.document_chunks("huge") == []
+
+
+def test_a_prefix_too_long_for_index_names_is_refused_before_anything_is_created():
+    from ingest.settings import Settings, SettingsError
+    from ingest.store.elasticsearch.layout import check_names
+
+    check_names("a" * 100, Settings())
+    with pytest.raises(SettingsError, match="too long"):
+        check_names("a" * 222, Settings())

@@ -85,6 +85,13 @@ def check_names(prefix: str, settings: Settings) -> None:
                 )
     if not NAME_PART.match(prefix):
         raise SettingsError(f"index prefix {prefix!r}: use lowercase letters, digits, '.', '_' and '-'")
+    # Index names are at most 255 bytes: the longest is {prefix}-chunks_{label}_{build}.
+    longest = max((len(label.encode()) for label in settings.labels), default=0)
+    if len(prefix.encode()) + len("-chunks__") + longest + len(new_build()) > 255:
+        raise SettingsError(
+            f"index prefix {prefix[:40]!r}… ({len(prefix)} characters) is too long: index names would pass "
+            "Elasticsearch's 255-byte limit; use a shorter --index-prefix"
+        )
 
 
 def mapping_drift(expected: dict[str, Any], actual: dict[str, Any], path: str = "") -> list[str]:
