@@ -124,14 +124,15 @@ def _tls_problem(chain: list[BaseException], text: str, config: ConnectionConfig
 def _access_problem(chain: list[BaseException], text: str, config: ConnectionConfig | None, where: str) -> str | None:
     for e in chain:
         if isinstance(e, AuthenticationException):
-            how = (
-                "the API key (ES_API_KEY / ELASTIC_API_KEY)"
-                if config and config.api_key
-                else "ES_USERNAME / ES_PASSWORD"
-                if config and config.username
-                else "no credentials were given: set ES_API_KEY or ES_USERNAME/ES_PASSWORD"
-            )
-            return f"{where}: authentication failed (401): check {how}"
+            if config and config.api_key:
+                how = "check the API key (ES_API_KEY / ELASTIC_API_KEY)"
+            elif config and config.username:
+                how = "check ES_USERNAME / ES_PASSWORD"
+            elif config and config.url and "@" in config.url.split("//", 1)[-1].split("/", 1)[0]:
+                how = "check the user and password in the store URL"
+            else:
+                how = "no credentials were given: set ES_API_KEY or ES_USERNAME/ES_PASSWORD"
+            return f"{where}: authentication failed (401): {how}"
         if isinstance(e, AuthorizationException):
             return f"{where}: not allowed (403): {_privilege_reason(e)}"
     if "Connection refused" in text or "ECONNREFUSED" in text:
