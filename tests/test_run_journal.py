@@ -1,0 +1,94 @@
+"""The run journal and the no-op fast path: repair reads only what a killed run wrote down,
+and an unchanged re-run reads neither every chunk key nor any file's metadata."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from ingest import corpus as corpus_module
+from ingest import pipeline
+from ingest.settings import load_settings
+from ingest.store.sqlite import SQLiteStore
+from tests.corpus_builder import make_corpus, write_doc
+from tests.test_pipeline_sync import _cli, assert_equals_clean_build, run, target  # noqa: F401 (fixture)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _orphans(store) -> set[str]:
+    listed = {cid for r in store.documents() for cid in r.chunk_ids}
+    return {cid for cid, _, _ in store.chunk_keys()} - listed
+
+
+def test_a_killed_run_leaves_a_journal_of_what_it_touched_and_the_next_run_repairs_and_clears_it(tmp_path, target):
+    corpus = make_corpus(tmp_path / "corpus", n=12)
+    subprocess.run(_cli("run", str(corpus), *target.args(), "--json"), check=True, capture_output=True)
+    for i in range(0, 12, 2):
+        write_doc(corpus, f"folder{i % 2}/doc{i}.md", f"doc-{i}", version="2", salt="new text")
+    killed = subprocess.run(
+        [sys.executable, "-m", "tests.crash_run", "3", "run", str(corpus), *target.args(), "--json"],
+        capture_output=True,
+        cwd=ROOT,
+        env={**os.environ, "INGEST_WRITE_BATCH_CHUNKS": "1"},
+    )
+    assert killed.returncode == -signal.SIGKILL
+    store = target.open(corpus)
+    try:
+        keys, chunk_ids = pipeline.read_journal(store.get_meta())
+        assert keys and all(key.endswith("@2") for key in keys)
+        # Whatever the killed run left unlisted is named in its journal: repair needs nothing else.
+        assert _orphans(store) <= chunk_ids
+    finally:
+        store.close()
+    done = subprocess.run(_cli("run", str(corpus), *target.args(), "--json"), capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    store = target.open(corpus)
+    try:
+        assert pipeline.read_journal(store.get_meta()) == (set(), set())
+        assert_equals_clean_build(corpus, store, tmp_path)
+        assert pipeline.verify(corpus, store, load_settings(corpus)).ok
+    finally:
+        store.close()
+
+
+class _NoChunkScan(SQLiteStore):
+    """A real SQLite store that refuses to list every chunk key (what repair used to do each run)."""
+
+    def chunk_keys(self):
+        raise AssertionError("an unchanged run listed every chunk key")
+
+
+def test_an_unchanged_run_lists_no_chunk_keys_and_reads_no_metadata(tmp_path, monkeypatch):
+    corpus = make_corpus(tmp_path / "corpus", n=8)
+    store = SQLiteStore(tmp_path / "index.sqlite")
+    first = run(corpus, store, workers=1)
+    assert first.ok
+    store.close()
+    guarded = _NoChunkScan(tmp_path / "index.sqlite")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("an unchanged file was read for its metadata")
+
+    monkeypatch.setattr(corpus_module, "read_metadata", refuse)
+    monkeypatch.setattr(corpus_module, "parse_bytes", refuse)
+    again = run(corpus, guarded, workers=1)
+    assert again.ok and again.to_json()["documents"]["unchanged"] == 8
+    assert again.total == first.total and again.repaired == {"orphan_chunks": 0, "incomplete_documents": 0}
+    guarded.close()
+
+
+def test_a_changed_inventory_is_read_again_though_no_file_changed(tmp_path):
+    corpus = make_corpus(tmp_path / "corpus", n=4)
+    store = SQLiteStore(tmp_path / "index.sqlite")
+    assert run(corpus, store, workers=1).ok
+    (corpus / "inventory.yaml").write_text("folder0/doc0.md:\n  tags: [from-inventory]\n", encoding="utf-8")
+    result = run(corpus, store, workers=1)
+    assert result.ok, result.to_json()["problems"]
+    assert {i.key: i.action for i in result.plan.items if i.action != "unchanged"} == {"doc-0@1": "changed"}
+    assert "tags" in next(i.reason for i in result.plan.items if i.key == "doc-0@1")
+    assert pipeline.verify(corpus, store, load_settings(corpus)).ok
+    store.close()
