@@ -18,8 +18,9 @@ import signal
 import stat
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Collection, Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -233,6 +234,8 @@ def read_document(path: Path, limit: int = MAX_BYTES) -> bytes:
 
 
 PARALLEL_MIN_FILES = 64  # below this, starting worker processes costs more than it saves
+GROUP_FILES = 8  # files per task sent to a worker
+WINDOW_PER_WORKER = 4  # tasks in flight per worker
 WORKERS_MAX = 8
 
 
@@ -311,7 +314,16 @@ def _check_files(
     context = multiprocessing.get_context("spawn")
     init = functools.partial(_init_worker, root, dict(inventory), settings, frozenset(skip_body), os.getpid())
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=init) as pool:
-        yield from pool.map(_check_in_worker, paths, chunksize=16)
+        # A bounded window of files in flight: parsed documents never pile up ahead of the caller
+        # (which chunks and writes them as they arrive), so memory does not grow with the corpus.
+        window: deque[Future[list[Scanned]]] = deque()
+        groups = (paths[i : i + GROUP_FILES] for i in range(0, len(paths), GROUP_FILES))
+        for group in groups:
+            window.append(pool.submit(_check_group, group))
+            if len(window) >= workers * WINDOW_PER_WORKER:
+                yield from window.popleft().result()
+        while window:
+            yield from window.popleft().result()
 
 
 _worker_args: tuple[Path, Mapping[str, Mapping[str, Any]], Settings, frozenset[str]] | None = None
@@ -348,10 +360,10 @@ def _die_with(parent: int) -> None:
     threading.Thread(target=watch, name="ingest-parent-watch", daemon=True).start()
 
 
-def _check_in_worker(path: Path) -> Scanned:
+def _check_group(paths: list[Path]) -> list[Scanned]:
     assert _worker_args is not None, "worker not initialised"
     root, inventory, settings, skip_body = _worker_args
-    return _check_file(path, root, inventory, settings, skip_body)
+    return [_check_file(path, root, inventory, settings, skip_body) for path in paths]
 
 
 def _check_file(
@@ -473,6 +485,7 @@ def scan_corpus(
     *,
     workers: int | None = None,
     memo: ScanMemo | None = None,
+    on_accepted: Callable[[Accepted], Accepted] | None = None,
 ) -> CorpusScan:
     """Parse and validate every document of the corpus at ``root``; writes nothing.
 
@@ -480,7 +493,8 @@ def scan_corpus(
     A file whose SHA-256 is in ``skip_body`` (bytes a store already holds, and so parsed
     fine before) has only its metadata read; its ``parsed`` is None. A file ``memo`` knows
     is only hashed (``parsed`` None too). ``workers``: parser processes (None: INGEST_WORKERS
-    or one per core).
+    or one per core). ``on_accepted`` sees each file that passed its own checks as it arrives
+    and returns what the scan keeps of it (a run chunks and writes it there and drops its body).
     """
     root = Path(root)
     if not (root / DOCUMENTS).is_dir():
@@ -514,7 +528,7 @@ def scan_corpus(
     checked = _check_files(
         todo, root, inventory, settings, skip_body, workers_from_env() if workers is None else workers
     )
-    results = _in_order(paths, root, reused, checked, on_file)
+    results = _in_order(paths, root, reused, checked, on_file, on_accepted)
     if not inventory_skipped:
         present = {path.relative_to(root / DOCUMENTS).as_posix() for path in paths}
         present |= {p.source.removeprefix(DOCUMENTS + "/") for p in listing.file_problems}
@@ -529,6 +543,7 @@ def _in_order(
     reused: Mapping[str, Accepted],
     checked: Iterator[Scanned],
     on_file: Callable[[str], None] | None,
+    on_accepted: Callable[[Accepted], Accepted] | None = None,
 ) -> list[Scanned]:
     """Every file's result in the order of ``paths``: reused ones, and checked ones as they arrive."""
     results: list[Scanned] = []
@@ -537,6 +552,8 @@ def _in_order(
         result = reused.get(source) or next(checked)
         if on_file is not None:
             on_file(result.source)
+        if on_accepted is not None and isinstance(result, Accepted):
+            result = on_accepted(result)
         results.append(result)
     return results
 

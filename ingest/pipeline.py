@@ -19,14 +19,14 @@ import json
 import os
 import socket
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from ingest.chunk import ChunkLimitExceeded, chunk_document
-from ingest.corpus import CorpusError, CorpusScan, ScanMemo, read_document, scan_corpus
+from ingest.corpus import Accepted, CorpusError, CorpusScan, ScanMemo, read_document, scan_corpus
 from ingest.model import Chunk, DocumentMeta, DocumentProblems, DocumentRecord, SourceDocument, UnreadableFile
 from ingest.parse import PARSER_VERSION, parse_bytes
 from ingest.settings import ChunkSettings, Settings, SettingsError
@@ -38,7 +38,40 @@ JOURNAL = "journal"  # meta key: what a run is about to write or delete (JSON), 
 SCAN_MEMO = "scan_memo"  # meta key: what the last run saw of the folder (see corpus.ScanMemo)
 
 
-ToWrite = tuple[SourceDocument, list[Chunk], DocumentRecord | None]  # a document, its chunks, what it replaces
+@dataclass(frozen=True)
+class WrittenChunk:
+    """A chunk already written while the scan parsed its document: only its ID is kept."""
+
+    chunk_id: str
+
+
+class WrittenChunks:
+    """The chunk IDs of a document written as the scan parsed it, packed (10 bytes per 20-hex-char
+    ID) so that a run holds no chunk text and little else between parsing and its records."""
+
+    def __init__(self, ids: Iterable[str]) -> None:
+        self._ids = tuple(ids)
+        self._packed = b""
+        if all(len(i) == 20 for i in self._ids):
+            try:
+                self._packed, self._ids = b"".join(bytes.fromhex(i) for i in self._ids), ()
+            except ValueError:
+                self._packed = b""
+
+    def __len__(self) -> int:
+        return len(self._packed) // 10 if self._packed else len(self._ids)
+
+    def ids(self) -> list[str]:
+        if not self._packed:
+            return list(self._ids)
+        return [self._packed[i : i + 10].hex() for i in range(0, len(self._packed), 10)]
+
+    def __iter__(self) -> Iterator[WrittenChunk]:
+        return (WrittenChunk(cid) for cid in self.ids())
+
+
+# a document, its chunks (still to write, or written during the scan), the stored version it replaces
+ToWrite = tuple[SourceDocument, list[Chunk] | WrittenChunks, DocumentRecord | None]
 
 
 def settings_fingerprint(chunking: ChunkSettings) -> str:
@@ -93,7 +126,7 @@ class Plan:
                 )
 
 
-def record_for(doc: SourceDocument, chunks: list[Chunk], fingerprint: str) -> DocumentRecord:
+def record_for(doc: SourceDocument, chunks: Iterable[Chunk | WrittenChunk], fingerprint: str) -> DocumentRecord:
     meta = doc.meta
     return DocumentRecord(
         doc_id=meta.doc_id,
@@ -150,8 +183,10 @@ def plan_sync(
     *,
     full: bool = False,
     accept_edits: bool = False,
+    early: _EarlyWriter | None = None,
 ) -> Plan:
-    """Compare the folder with the store's records; decides, writes nothing.
+    """Compare the folder with the store's records; decides, writes nothing (but deletes again
+    the chunks ``early`` wrote during the scan for documents it does not take).
 
     Only documents that must be written are parsed (if the scan skipped them) and chunked.
     """
@@ -160,17 +195,18 @@ def plan_sync(
     # doc_ids with a version in the folder that could not be taken: their stored versions stay
     plan.held = {p.doc_id for p in scan.rejected if p.doc_id}
     for doc in scan.documents:
-        _plan_document(plan, doc, stored_by_key.get(doc.meta.key), scan.root, chunking, accept_edits)
+        _plan_document(plan, doc, stored_by_key.get(doc.meta.key), scan.root, chunking, accept_edits, early)
+    if early is not None:
+        early.undo_rejected()
     _plan_removals(plan, scan, stored_by_key)
     return plan
 
 
-def _changes(doc: SourceDocument, old: DocumentRecord, fingerprint: str, plan: Plan) -> tuple[Action, list[str]]:
+def _changes(doc: SourceDocument, old: DocumentRecord, fingerprint: str) -> tuple[Action, list[str]]:
     """What a stored version needs to match the folder's: changed (and why), moved or unchanged."""
     reasons: list[str] = []
     if old.source_sha256 != doc.sha256:
-        reasons.append("content edited without a version bump (--accept-edits)")
-        plan.overrides.append(f"{doc.source}: {doc.meta.key} replaced in place (--accept-edits)")
+        reasons.append(EDITED)
     if old.settings_fingerprint != fingerprint:
         reasons.append(f"settings changed ({old.settings_fingerprint} → {fingerprint})")
     changed_meta = _metadata_differs(doc, old)
@@ -184,10 +220,20 @@ def _changes(doc: SourceDocument, old: DocumentRecord, fingerprint: str, plan: P
     return "unchanged", []
 
 
+EDITED = "content edited without a version bump (--accept-edits)"
+
+
 def _plan_document(
-    plan: Plan, doc: SourceDocument, old: DocumentRecord | None, root: Path, chunking: ChunkSettings, edits: bool
+    plan: Plan,
+    doc: SourceDocument,
+    old: DocumentRecord | None,
+    root: Path,
+    chunking: ChunkSettings,
+    edits: bool,
+    early: _EarlyWriter | None = None,
 ) -> None:
-    """One valid document of the folder: unchanged, or parsed, chunked and planned for writing."""
+    """One valid document of the folder: unchanged, or chunked (unless ``early`` already did,
+    as the scan parsed it) and planned for writing."""
     key = doc.meta.key
     plan.present.add(key)
     if old is not None and old.source_sha256 != doc.sha256 and not edits:
@@ -204,13 +250,18 @@ def _plan_document(
         )
         plan.items.append(PlannedDocument("rejected", key, doc.source, "content changed, version did not"))
         return
-    action, reasons = ("new", []) if old is None else _changes(doc, old, settings_fingerprint(chunking), plan)
+    action, reasons = ("new", []) if old is None else _changes(doc, old, settings_fingerprint(chunking))
     if action == "unchanged":
         plan.items.append(PlannedDocument("unchanged", key, doc.source))
         return
+    if EDITED in reasons:
+        plan.overrides.append(f"{doc.source}: {key} replaced in place (--accept-edits)")
     try:
-        doc = parsed_document(doc, root)
-        chunks = chunk_document(doc, chunking)
+        chunks: list[Chunk] | WrittenChunks
+        if early is not None and doc.source in early.chunked:
+            chunks = early.take(doc.source)
+        else:
+            chunks = chunk_document(parsed_document(doc, root), chunking)
     except (OSError, UnreadableFile) as exc:
         plan.problems.append(DocumentProblems(doc.source, doc.meta.doc_id, (f"{doc.source}: unreadable file: {exc}",)))
         plan.items.append(PlannedDocument("rejected", key, doc.source, str(exc)))
@@ -225,6 +276,106 @@ def _plan_document(
     stale = len(set(old.chunk_ids) - {c.chunk_id for c in chunks}) if old else 0
     plan.items.append(PlannedDocument(action, key, doc.source, "; ".join(reasons), len(chunks), stale))
     plan.to_write.append((doc, chunks, old))
+
+
+class _EarlyWriter:
+    """Chunks each new document version the moment the scan has parsed it and writes its chunks
+    in batches, so parsing (in worker processes), chunking and writing overlap and no document's
+    body or chunks stay in memory; the records follow after the scan's cross-document checks.
+
+    Chunks without a record are orphans, never searchable as a document version's; the journal
+    names their keys first, and what the checks then reject is deleted again (``undo_rejected``).
+    Without a store (a dry run) it only chunks, to count.
+    """
+
+    def __init__(
+        self,
+        store: Store | None,
+        stored: Mapping[str, DocumentRecord],
+        chunking: ChunkSettings,
+        batch_chunks: int,
+        journal: _Journal | None,
+    ) -> None:
+        self.store, self.stored, self.chunking = store, stored, chunking
+        self.batch_chunks, self.journal = batch_chunks, journal
+        self.chunked: dict[str, WrittenChunks | ChunkLimitExceeded] = {}  # by source
+        self.keys: dict[str, str] = {}  # source -> doc_id@version
+        self.refused: dict[str, ItemError] = {}  # by chunk ID
+        self.errors: list[ItemError] = []
+        self.written = 0
+        self._batch: list[tuple[SourceDocument, list[Chunk]]] = []
+        self._size = 0
+
+    def __call__(self, accepted: Accepted) -> Accepted:
+        doc = accepted.document
+        if doc.parsed is None:
+            return accepted
+        light = Accepted(accepted.source, replace(doc, parsed=None), accepted.defaulted)
+        if doc.meta.key in self.stored:
+            # A stored version is rewritten only after the checks between documents: its chunk IDs
+            # are the stored ones, and writing them now could change what readers see of it.
+            return light
+        try:
+            chunks = chunk_document(doc, self.chunking)
+        except ChunkLimitExceeded as exc:
+            self.chunked[doc.source] = exc
+            return light
+        self.chunked[doc.source] = WrittenChunks(c.chunk_id for c in chunks)
+        self.keys[doc.source] = doc.meta.key
+        if self.store is not None:
+            self._batch.append((light.document, chunks))
+            self._size += len(chunks)
+            if self._size >= self.batch_chunks:
+                self.flush()
+        return light
+
+    def flush(self) -> None:
+        if not self._batch or self.store is None:
+            return
+        if self.journal is not None:
+            self.journal.add(doc.meta.key for doc, _ in self._batch)
+        report = self.store.write_chunks(c for _, chunks in self._batch for c in chunks)
+        self.written += report.written
+        self.errors.extend(report.errors)
+        self.refused.update((e.id, e) for e in report.errors)
+        self._batch, self._size = [], 0
+
+    def take(self, source: str) -> WrittenChunks:
+        found = self.chunked.pop(source)
+        self.keys.pop(source, None)
+        if isinstance(found, ChunkLimitExceeded):
+            raise found
+        return found
+
+    def undo_rejected(self) -> None:
+        """Delete the chunks written for documents the plan did not take (e.g. rejected by the
+        checks between documents); IDs a stored version lists are its own and stay."""
+        if self.store is None:
+            return
+        undo: list[str] = []
+        for source, chunks in self.chunked.items():
+            if isinstance(chunks, WrittenChunks):
+                old = self.stored.get(self.keys[source])
+                keep = set(old.chunk_ids) if old else set()
+                undo += [cid for cid in chunks.ids() if cid not in keep]
+        if undo:
+            self.store.delete_chunks(undo)
+        self.chunked.clear()
+
+
+class _Journal:
+    """The run's journal: every doc_id@version it is about to write or delete, recorded in the
+    store before the write (cumulative over the run; cleared at its end)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.keys: set[str] = set()
+
+    def add(self, keys: Iterable[str]) -> None:
+        new = set(keys) - self.keys
+        if new:
+            self.keys |= new
+            write_journal(self.store, self.keys)
 
 
 def _plan_removals(plan: Plan, scan: CorpusScan, stored_by_key: Mapping[str, DocumentRecord]) -> None:
@@ -321,25 +472,25 @@ class RunResult:
         }
 
 
-def write_journal(store: Store, keys: Iterable[str], chunk_ids: Iterable[str]) -> None:
-    """Record, before writing, the document versions and chunk IDs the next writes touch: all a
-    killed run can leave half done. Each batch replaces the previous entry (which completed)."""
-    entry = {"keys": sorted(set(keys)), "chunks": sorted(set(chunk_ids))}
-    store.set_meta({JOURNAL: json.dumps(entry, separators=(",", ":"))})
+def write_journal(store: Store, keys: Iterable[str]) -> None:
+    """Record, before writing, every document version (doc_id@version) whose chunks or record the
+    run's next writes touch: all a killed run can leave half done, since every chunk it writes or
+    deletes belongs to one of them. The entry grows over the run and is cleared at its end."""
+    pairs = sorted(tuple(key.rsplit("@", 1)) for key in set(keys))
+    store.set_meta({JOURNAL: json.dumps(pairs, separators=(",", ":"))})
 
 
-def read_journal(meta: Mapping[str, str]) -> tuple[set[str], set[str]] | None:
-    """(keys, chunk IDs) a killed run may have left half done; None when the store predates the
-    journal (or its entry is unreadable): then repair checks everything once."""
+def read_journal(meta: Mapping[str, str]) -> set[tuple[str, str]] | None:
+    """(doc_id, version) pairs a killed run may have left half done; None when the store predates
+    the journal (or its entry is unreadable): then repair checks everything once."""
     raw = meta.get(JOURNAL)
     if raw is None:
         return None
     if not raw:
-        return set(), set()
+        return set()
     try:
-        entry = json.loads(raw)
-        return set(entry["keys"]), set(entry["chunks"])
-    except (ValueError, KeyError, TypeError):
+        return {(str(doc_id), str(version)) for doc_id, version in json.loads(raw)}
+    except (ValueError, TypeError):
         return None
 
 
@@ -350,27 +501,24 @@ def repair(
 
     A chunk that no record lists is an orphan of an interrupted write: deleted. A record
     whose chunks are not all there is dropped, so this run writes that version again. Only
-    the journal's entries are checked; every chunk only when the store has no journal.
+    the versions the journal names are read; every chunk key only when the store has no journal.
     """
     records = store.documents() if records is None else records
     journal = read_journal(store.get_meta() if meta is None else meta)
     if journal is None:
         return _repair_everything(store, records)
-    keys, candidates = journal
-    if not keys and not candidates:
-        return {"orphan_chunks": 0, "incomplete_documents": 0}
-    broken = []
-    for record in records:
-        if record.key in keys:
-            present = {c.chunk_id for c in store.document_chunks(record.doc_id, record.version)}
-            if not set(record.chunk_ids) <= present:
-                broken.append(record)
+    by_version = {(r.doc_id, r.version): r for r in records}
+    broken: list[DocumentRecord] = []
+    orphans: list[str] = []
+    for doc_id, version in sorted(journal):
+        present = {c.chunk_id for c in store.document_chunks(doc_id, version)}
+        record = by_version.get((doc_id, version))
+        if record is not None and not set(record.chunk_ids) <= present:
+            broken.append(record)
+            record = None
+        orphans += sorted(present - set(record.chunk_ids if record else ()))
     if broken:
         store.delete_documents([r.key for r in broken])
-        candidates |= {cid for r in broken for cid in r.chunk_ids}
-    broken_keys = {r.key for r in broken}
-    listed = {cid for r in records if r.key not in broken_keys for cid in r.chunk_ids if cid in candidates}
-    orphans = sorted(candidates - listed)
     deleted = store.delete_chunks(orphans) if orphans else 0
     return {"orphan_chunks": deleted, "incomplete_documents": len(broken)}
 
@@ -442,28 +590,26 @@ def _write_plan(
     tick: Callable[[int], None],
     batch_chunks: int,
     *,
-    journal: bool = True,
+    journal: _Journal | None = None,
+    refused: Mapping[str, ItemError] | None = None,
 ) -> None:
-    """Apply a plan batch by batch: chunks, then records, then what they replace.
+    """Apply a plan batch by batch: chunks (unless written during the scan), then records, then
+    what they replace.
 
     A document with a refused chunk gets no record: it stays absent (or as it was), never
     half-live; its written chunks are removed again, it counts as rejected, and no stored
     version of its doc_id is removed by this run. Versions that left the folder are removed
-    last, after every replacement's chunks and record are in. With ``journal``, each batch's
-    keys and chunk IDs are recorded first (a fresh store of a full rebuild needs none).
+    last, after every replacement's chunks and record are in. ``journal`` records each batch's
+    versions first (a fresh store of a full rebuild needs none); ``refused``: chunk IDs the store
+    refused while the scan wrote them.
     """
     stored_ids: dict[str, set[str]] = {}  # doc_id -> chunk IDs some stored version lists
     for old in plan.to_remove:
         stored_ids.setdefault(old.doc_id, set()).update(old.chunk_ids)
     for batch in _batches(plan, batch_chunks):
-        if journal:
-            write_journal(
-                store,
-                [doc.meta.key for doc, _, _ in batch],
-                [c.chunk_id for _, chunks, old in batch for c in chunks]
-                + [cid for _, _, old in batch if old is not None for cid in old.chunk_ids],
-            )
-        _write_batch(store, plan, batch, fingerprint, result, stored_ids)
+        if journal is not None:
+            journal.add(doc.meta.key for doc, _, _ in batch)
+        _write_batch(store, plan, batch, fingerprint, result, stored_ids, refused or {})
         tick(len(batch))
     removals = []
     for old in plan.to_remove:
@@ -472,8 +618,8 @@ def _write_plan(
         else:
             removals.append(old)
     for group in _record_batches(removals, batch_chunks):
-        if journal:
-            write_journal(store, [old.key for old in group], [cid for old in group for cid in old.chunk_ids])
+        if journal is not None:
+            journal.add(old.key for old in group)
         store.delete_documents([old.key for old in group])
         result.deleted += store.delete_chunks([cid for old in group for cid in old.chunk_ids])
     if plan.to_remove:
@@ -487,12 +633,13 @@ def _write_batch(
     fingerprint: str,
     result: RunResult,
     stored_ids: Mapping[str, set[str]],
+    early_refused: Mapping[str, ItemError],
 ) -> None:
     """One batch: its chunks, the records of the documents whose chunks all went in, then the
     chunks those records replace (and the written chunks of refused documents)."""
-    report = store.write_chunks(c for _, chunks, _ in batch for c in chunks)
+    report = store.write_chunks(c for _, chunks, _ in batch if isinstance(chunks, list) for c in chunks)
     result.written += report.written
-    refused: dict[str, ItemError] = {e.id: e for e in report.errors}
+    refused: dict[str, ItemError] = {**early_refused, **{e.id: e for e in report.errors}}
     result.errors.extend(report.errors)
     records: list[DocumentRecord] = []
     stale: list[str] = []
@@ -589,18 +736,31 @@ class _Job:
     workers: int | None
 
 
-def _scan(job: _Job, stored: list[DocumentRecord], meta: Mapping[str, str], full: bool) -> CorpusScan:
+def _scan(
+    job: _Job, stored: list[DocumentRecord], meta: Mapping[str, str], full: bool, early: _EarlyWriter | None = None
+) -> CorpusScan:
     """The folder, reading as little as the store allows: files it holds with the same bytes,
-    path, inventory and settings are only hashed; other stored bytes are not parsed."""
+    path, inventory and settings are only hashed; other stored bytes are not parsed. ``early``
+    chunks and writes the others as they are parsed."""
     known = set() if full else {r.source_sha256 for r in stored}
     memo = None if full else scan_memo(meta, stored)
-    scan = scan_corpus(job.corpus, job.settings, on_file=job.on_file, skip_body=known, workers=job.workers, memo=memo)
+    scan = scan_corpus(
+        job.corpus,
+        job.settings,
+        on_file=job.on_file,
+        skip_body=known,
+        workers=job.workers,
+        memo=memo,
+        on_accepted=early,
+    )
     if scan.seen == 0 and stored and not job.allow_empty and not scan.unreadable_folders:
         # An unmounted volume or a wrong path looks exactly like "everything was deleted".
         raise CorpusError(
             f"{Path(job.corpus) / 'documents'} holds no documents but the store holds {len(stored)}; "
             "refusing to delete them all (wrong folder?). Pass --allow-empty to remove them."
         )
+    if early is not None:
+        early.flush()
     return scan
 
 
@@ -609,8 +769,9 @@ def _dry_run(store: Store, job: _Job) -> RunResult:
     meta = store.get_meta()
     rebuild_reason = analysis_change(store, stored, meta)
     full = job.full or bool(rebuild_reason)
-    scan = _scan(job, stored, meta, full)
-    plan = plan_sync(scan, stored, job.chunking, full=full, accept_edits=job.accept_edits)
+    early = _EarlyWriter(None, {} if full else {r.key: r for r in stored}, job.chunking, 1, None)
+    scan = _scan(job, stored, meta, full, early)
+    plan = plan_sync(scan, stored, job.chunking, full=full, accept_edits=job.accept_edits, early=early)
     _give_reason(plan, rebuild_reason)
     result = RunResult(store.name, plan, scan.seen, dry_run=True, defaulted_access=scan.defaulted_access)
     result.written = sum(i.write for i in plan.items)
@@ -624,29 +785,33 @@ def _dry_run(store: Store, job: _Job) -> RunResult:
 
 
 def _locked_run(store: Store, job: _Job) -> RunResult:
-    """The run proper, under the store's write lock: repair, scan, plan, write, record."""
+    """The run proper, under the store's write lock: repair, scan (chunks written as documents
+    are parsed), plan, records and deletions, then what the store records about the run."""
     meta = store.get_meta()
     stored = store.documents()
     rebuild_reason = analysis_change(store, stored, meta)
-    full = job.full or bool(rebuild_reason)  # an index's analysis is fixed when it is created
-    fingerprint = settings_fingerprint(job.chunking)
-    if full:
-        scan = _scan(job, stored, meta, full=True)
-        result = _full_run(store, job, scan, stored, rebuild_reason)
+    if job.full or rebuild_reason:  # an index's analysis is fixed when it is created
+        result, scan = _full_run(store, job, stored, meta, rebuild_reason)
     else:
         repaired = repair(store, stored, meta)
         if any(repaired.values()):
             stored = store.documents()
-        scan = _scan(job, stored, meta, full=False)
-        plan = plan_sync(scan, stored, job.chunking, accept_edits=job.accept_edits)
+        journal = _Journal(store)
+        stored_by_key = {r.key: r for r in stored}
+        early = _EarlyWriter(store, stored_by_key, job.chunking, job.batch_chunks, journal)
+        scan = _scan(job, stored, meta, False, early)
+        plan = plan_sync(scan, stored, job.chunking, accept_edits=job.accept_edits, early=early)
         result = RunResult(store.name, plan, scan.seen, repaired=repaired, defaulted_access=scan.defaulted_access)
+        result.written, result.errors = early.written, list(early.errors)
         steps = len(plan.to_write) + len(plan.to_remove)
-        _write_plan(store, plan, fingerprint, result, _ticker(job.progress, steps), job.batch_chunks)
-        if steps or any(repaired.values()):
+        fingerprint = settings_fingerprint(job.chunking)
+        tick = _ticker(job.progress, steps)
+        _write_plan(store, plan, fingerprint, result, tick, job.batch_chunks, journal=journal, refused=early.refused)
+        if steps or any(repaired.values()) or journal.keys:
             store.refresh()
         result.total = _total_after(stored, plan)
     updates = {**_meta(job.settings, job.chunking, store.analysis), JOURNAL: "", SCAN_MEMO: _memo_json(scan, result)}
-    current = store.get_meta() if full else meta
+    current = store.get_meta() if job.full or rebuild_reason else meta
     if any(current.get(k) != v for k, v in updates.items() if k != "built_at"):
         store.set_meta(updates)
     return result
@@ -664,17 +829,20 @@ def _total_after(stored: list[DocumentRecord], plan: Plan) -> int:
 
 
 def _full_run(
-    store: Store, job: _Job, scan: CorpusScan, stored: list[DocumentRecord], rebuild_reason: str
-) -> RunResult:
+    store: Store, job: _Job, stored: list[DocumentRecord], meta: Mapping[str, str], rebuild_reason: str
+) -> tuple[RunResult, CorpusScan]:
     """A rebuild into a fresh store swapped in at the end; the stored versions it must keep are carried."""
-    plan = plan_sync(scan, [], job.chunking, full=True)
-    _give_reason(plan, rebuild_reason)
-    result = RunResult(store.name, plan, scan.seen, defaulted_access=scan.defaulted_access)
     old_keys = {r.key: r for r in stored}
     fingerprint = settings_fingerprint(job.chunking)
-    tick = _ticker(job.progress, len(plan.to_write))
     with store.full_rebuild() as fresh:
-        _write_plan(fresh, plan, fingerprint, result, tick, job.batch_chunks, journal=False)
+        early = _EarlyWriter(fresh, {}, job.chunking, job.batch_chunks, None)
+        scan = _scan(job, stored, meta, True, early)
+        plan = plan_sync(scan, [], job.chunking, full=True, early=early)
+        _give_reason(plan, rebuild_reason)
+        result = RunResult(store.name, plan, scan.seen, defaulted_access=scan.defaulted_access)
+        result.written, result.errors = early.written, list(early.errors)
+        tick = _ticker(job.progress, len(plan.to_write))
+        _write_plan(fresh, plan, fingerprint, result, tick, job.batch_chunks, refused=early.refused)
         rebuilt = {i.key for i in plan.items if i.action in ("new", "changed", "moved")}
         carried = _carry_over(store, fresh, [old for key, old in old_keys.items() if key not in rebuilt], scan, plan)
         fresh.set_meta(_meta(job.settings, job.chunking, store.analysis))
@@ -687,7 +855,7 @@ def _full_run(
                 PlannedDocument("removed", key, old.source, "not in the rebuilt index", delete=old.chunk_count)
             )
     result.total = store.counts()["totals"]["chunks"]
-    return result
+    return result, scan
 
 
 def scan_memo(meta: Mapping[str, str], stored: list[DocumentRecord]) -> ScanMemo | None:
