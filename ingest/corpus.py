@@ -21,7 +21,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -56,6 +56,7 @@ class CorpusScan:
     fingerprint: str = ""  # inventory bytes + settings + parser version (see ScanMemo)
     listing: str = ""  # hash of the listed paths
     defaulted_sources: tuple[str, ...] = ()  # valid documents whose access came from the default
+    rejected_files: tuple[Rejected, ...] = ()  # files rejected on their own, with the bytes' sha256
 
     @property
     def unreadable_folders(self) -> tuple[str, ...]:
@@ -126,9 +127,11 @@ _OUTSIDE = "outside"  # a symlink to a file outside the corpus: never read (docu
 def _file_verdict(path: Path, real_root: Path) -> str:
     """_READ, _OUTSIDE, or why a listed path with a document's name cannot be read."""
     try:
-        if path.is_symlink() and not path.resolve(strict=True).is_relative_to(real_root):
-            return _OUTSIDE
-        mode = path.stat().st_mode
+        mode = os.lstat(path).st_mode  # one system call for the usual case, a regular file
+        if stat.S_ISLNK(mode):
+            if not path.resolve(strict=True).is_relative_to(real_root):
+                return _OUTSIDE
+            mode = path.stat().st_mode
     except RuntimeError:
         return "symlink loop"
     except OSError as exc:
@@ -271,6 +274,7 @@ class Rejected:
     source: str
     problems: DocumentProblems
     key: str | None = None  # doc_id@version a rejected file declares
+    sha256: str = ""  # of the bytes that were rejected ("" when they could not be read)
 
 
 Scanned: TypeAlias = Accepted | Rejected
@@ -290,6 +294,7 @@ class ScanMemo:
     known: Mapping[tuple[str, str], DocumentMeta]  # (source, sha256) -> the metadata stored for them
     defaulted: frozenset[str] = frozenset()
     problem_sources: frozenset[str] = frozenset()
+    rejected: Mapping[tuple[str, str], Rejected] = field(default_factory=dict)  # (source, sha256): same problems
 
 
 def _check_files(
@@ -391,12 +396,13 @@ def _check_file(
             parsed = parse_bytes(data, path.name)
             fields = parsed.metadata
     except UnreadableFile as exc:
-        return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc}"])
+        return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc}"], sha256)
     except Exception as exc:  # noqa: BLE001 - a parser bug must not stop the other files; reported as such
-        return _rejected(source, {}, entry, [f"{source}: unreadable file: parser error: {type(exc).__name__}: {exc}"])
+        problem = f"{source}: unreadable file: parser error: {type(exc).__name__}: {exc}"
+        return _rejected(source, {}, entry, [problem], sha256)
     meta, problems, defaulted = resolve_metadata(source, fields, entry, settings)
     if meta is None:
-        return _rejected(source, fields, entry, problems)
+        return _rejected(source, fields, entry, problems, sha256)
     document = SourceDocument(source=source, sha256=sha256, parsed=parsed, meta=meta, format=_format(path.name))
     if parsed is not None:
         # The term limit does not depend on chunk settings: `validate` refuses what `run` would.
@@ -406,18 +412,20 @@ def _check_file(
             check_terms(parsed.text, document)
             check_headings(parsed.blocks)
         except ChunkLimitExceeded as exc:
-            return _rejected(source, fields, entry, [f"{source}: {exc}"])
+            return _rejected(source, fields, entry, [f"{source}: {exc}"], sha256)
     return Accepted(source, document, defaulted)
 
 
 def _format(name: str) -> str:
-    """The format of a listed file (listing keeps only supported suffixes)."""
-    return format_of(name) or "text"
+    """The format of a listed file (listing keeps only supported suffixes); string work only."""
+    return SUFFIXES.get(os.path.splitext(name)[1].lower()) or format_of(name) or "text"
 
 
-def _rejected(source: str, fields: Any, entry: Mapping[str, Any] | None, problems: list[str]) -> Rejected:
+def _rejected(
+    source: str, fields: Any, entry: Mapping[str, Any] | None, problems: list[str], sha256: str = ""
+) -> Rejected:
     record = DocumentProblems(source, found_doc_id(fields, entry), tuple(problems))
-    return Rejected(source, record, key=found_key(fields, entry))
+    return Rejected(source, record, key=found_key(fields, entry), sha256=sha256)
 
 
 def _inventory_bytes(root: Path) -> tuple[bytes | None, list[str]]:
@@ -457,9 +465,10 @@ def listing_hash(root: Path, paths: list[Path], problems: list[DocumentProblems]
     return hashlib.sha256("\n".join(names).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _reuse(paths: list[Path], root: Path, memo: ScanMemo) -> tuple[dict[str, Accepted], list[Path]]:
-    """Hash every file; those the memo knows are accepted as stored, the others still to check."""
-    reused: dict[str, Accepted] = {}
+def _reuse(paths: list[Path], root: Path, memo: ScanMemo) -> tuple[dict[str, Scanned], list[Path]]:
+    """Hash every file; those the memo knows are accepted as stored (or rejected as last time,
+    for the same reasons), the others still to check."""
+    reused: dict[str, Scanned] = {}
     todo: list[Path] = []
     for path in paths:
         source = path.relative_to(root).as_posix()
@@ -467,6 +476,10 @@ def _reuse(paths: list[Path], root: Path, memo: ScanMemo) -> tuple[dict[str, Acc
             sha256 = hashlib.sha256(read_document(path)).hexdigest()
         except (OSError, UnreadableFile):
             todo.append(path)  # checked again below, which names the problem
+            continue
+        rejected = memo.rejected.get((source, sha256))
+        if rejected is not None:
+            reused[source] = rejected
             continue
         meta = memo.known.get((source, sha256))
         if meta is None or source in memo.problem_sources:
@@ -506,7 +519,7 @@ def scan_corpus(
     listing = list_documents(root)
     paths = listing.paths
     listed = listing_hash(root, paths, listing.file_problems)
-    reused: dict[str, Accepted] = {}
+    reused: dict[str, Scanned] = {}
     todo = paths
     if memo is not None and memo.fingerprint == fingerprint:
         reused, todo = _reuse(paths, root, memo)
@@ -540,7 +553,7 @@ def scan_corpus(
 def _in_order(
     paths: list[Path],
     root: Path,
-    reused: Mapping[str, Accepted],
+    reused: Mapping[str, Scanned],
     checked: Iterator[Scanned],
     on_file: Callable[[str], None] | None,
     on_accepted: Callable[[Accepted], Accepted] | None = None,
@@ -596,4 +609,5 @@ def _assemble(
         fingerprint=fingerprint,
         listing=listed,
         defaulted_sources=tuple(sorted(defaulted)),
+        rejected_files=tuple(r for r in results if isinstance(r, Rejected) and r.sha256),
     )

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ingest.chunk import ChunkLimitExceeded, chunk_document
-from ingest.corpus import Accepted, CorpusError, CorpusScan, ScanMemo, read_document, scan_corpus
+from ingest.corpus import Accepted, CorpusError, CorpusScan, Rejected, ScanMemo, read_document, scan_corpus
 from ingest.model import Chunk, DocumentMeta, DocumentProblems, DocumentRecord, SourceDocument, UnreadableFile
 from ingest.parse import PARSER_VERSION, parse_bytes
 from ingest.settings import ChunkSettings, Settings, SettingsError
@@ -150,8 +150,17 @@ METADATA_FIELDS = ("title", "access", "status", "effective_from", "effective_to"
 
 
 def _metadata_differs(doc: SourceDocument, old: DocumentRecord) -> list[str]:
-    new = record_for(doc, [], old.settings_fingerprint)
-    return [f for f in METADATA_FIELDS if getattr(new, f) != getattr(old, f)]
+    meta = doc.meta
+    new = {
+        "title": meta.title,
+        "access": meta.access,
+        "status": meta.status,
+        "effective_from": meta.effective_from.isoformat() if meta.effective_from else None,
+        "effective_to": meta.effective_to.isoformat() if meta.effective_to else None,
+        "superseded_by": meta.superseded_by,
+        "tags": tuple(meta.tags),
+    }
+    return [f for f in METADATA_FIELDS if new[f] != getattr(old, f)]
 
 
 def parsed_document(doc: SourceDocument, root: Path) -> SourceDocument:
@@ -865,12 +874,19 @@ def scan_memo(meta: Mapping[str, str], stored: list[DocumentRecord]) -> ScanMemo
         if not isinstance(memo, dict):
             return None
         known = {(r.source, r.source_sha256): _meta_of(r) for r in stored}
+        rejected = {
+            (str(source), str(sha)): Rejected(
+                str(source), DocumentProblems(str(source), doc_id, tuple(problems)), key, str(sha)
+            )
+            for source, sha, doc_id, key, problems in memo.get("rejected", [])
+        }
         return ScanMemo(
             str(memo["fingerprint"]),
             str(memo["listing"]),
             known,
             frozenset(memo["defaulted"]),
             frozenset(memo["problems"]),
+            rejected,
         )
     except (ValueError, KeyError, TypeError):
         return None  # unreadable: every file is read as before
@@ -898,6 +914,9 @@ def _memo_json(scan: CorpusScan, result: RunResult) -> str:
             "listing": scan.listing,
             "defaulted": list(scan.defaulted_sources),
             "problems": problems,
+            "rejected": [
+                [r.source, r.sha256, r.problems.doc_id, r.key, list(r.problems.problems)] for r in scan.rejected_files
+            ],
         },
         separators=(",", ":"),
     )

@@ -96,3 +96,24 @@ def test_a_changed_inventory_is_read_again_though_no_file_changed(tmp_path):
     assert "tags" in next(i.reason for i in result.plan.items if i.key == "doc-0@1")
     assert pipeline.verify(corpus, store, load_settings(corpus)).ok
     store.close()
+
+
+def test_a_rejected_file_is_reported_again_without_being_parsed_again(tmp_path, monkeypatch):
+    corpus = make_corpus(tmp_path / "corpus", n=4)
+    (corpus / "documents/bad.md").write_text("---\ntitle: no doc_id or version\n---\n\nBody.\n", encoding="utf-8")
+    store = SQLiteStore(tmp_path / "index.sqlite")
+    first = run(corpus, store, workers=1)
+    assert not first.ok and [p.source for p in first.plan.problems] == ["documents/bad.md"]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a file whose bytes did not change was parsed again")
+
+    monkeypatch.setattr(corpus_module, "read_metadata", refuse)
+    monkeypatch.setattr(corpus_module, "parse_bytes", refuse)
+    again = run(corpus, store, workers=1)
+    assert [p.to_json() for p in again.plan.problems] == [p.to_json() for p in first.plan.problems]
+    monkeypatch.undo()
+    (corpus / "documents/bad.md").write_text("---\ntitle: still no doc_id\n---\n\nOther body.\n", encoding="utf-8")
+    third = run(corpus, store, workers=1)
+    assert [p.source for p in third.plan.problems] == ["documents/bad.md"] and not third.ok
+    store.close()
