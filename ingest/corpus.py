@@ -1,6 +1,7 @@
 """The corpus scan: every file under ``CORPUS/documents/``, parsed and validated in one pass.
 
-Each file is read once (its bytes give both the SHA-256 and the parse). A file that
+Each file is read once (its bytes give both the SHA-256 and the parse); a file whose bytes,
+path, inventory and settings are the ones the last run recorded (a ``ScanMemo``) is only hashed. A file that
 cannot be read or resolved is rejected with every reason; the others go on. Checks
 between documents (duplicates, overlapping versions, dangling ``superseded_by``) run
 last, over the documents that passed their own checks.
@@ -9,6 +10,7 @@ last, over the documents that passed their own checks.
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import multiprocessing
 import os
@@ -16,11 +18,12 @@ import signal
 import stat
 import threading
 import time
-from collections.abc import Callable, Container, Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Callable, Collection, Iterator, Mapping
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from ingest.metadata import (
     INVENTORY,
@@ -30,8 +33,8 @@ from ingest.metadata import (
     read_inventory,
     resolve_metadata,
 )
-from ingest.model import FORMATS, DocumentProblems, SourceDocument, UnreadableFile
-from ingest.parse import MAX_BYTES, SUFFIXES, format_of, parse_bytes, read_metadata
+from ingest.model import FORMATS, DocumentMeta, DocumentProblems, ParsedDocument, SourceDocument, UnreadableFile
+from ingest.parse import MAX_BYTES, PARSER_VERSION, SUFFIXES, format_of, parse_bytes, read_metadata
 from ingest.settings import Settings
 
 DOCUMENTS = "documents"
@@ -50,6 +53,10 @@ class CorpusScan:
     defaulted_access: int  # valid documents whose access came from settings.access_default
     inventory_problems: tuple[str, ...] = ()  # inventory.yaml itself: malformed, or names missing files
     folder_problems: tuple[DocumentProblems, ...] = ()  # folders that could not be listed
+    fingerprint: str = ""  # inventory bytes + settings + parser version (see ScanMemo)
+    listing: str = ""  # hash of the listed paths
+    defaulted_sources: tuple[str, ...] = ()  # valid documents whose access came from the default
+    rejected_files: tuple[Rejected, ...] = ()  # files rejected on their own, with the bytes' sha256
 
     @property
     def unreadable_folders(self) -> tuple[str, ...]:
@@ -113,6 +120,29 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+_READ = ""  # a regular file to read
+_OUTSIDE = "outside"  # a symlink to a file outside the corpus: never read (documented)
+
+
+def _file_verdict(path: Path, real_root: Path) -> str:
+    """_READ, _OUTSIDE, or why a listed path with a document's name cannot be read."""
+    try:
+        mode = os.lstat(path).st_mode  # one system call for the usual case, a regular file
+        if stat.S_ISLNK(mode):
+            if not path.resolve(strict=True).is_relative_to(real_root):
+                return _OUTSIDE
+            mode = path.stat().st_mode
+    except RuntimeError:
+        return "symlink loop"
+    except OSError as exc:
+        if exc.errno == errno.ENOENT and path.is_symlink():
+            return "broken symlink (its target does not exist)"
+        return "symlink loop" if exc.errno == errno.ELOOP else f"unreadable file: {exc.strerror or exc}"
+    if not stat.S_ISREG(mode):
+        return f"unreadable file: {_kind(mode)}, not a regular file; never opened"
+    return _READ
+
+
 @dataclass(frozen=True)
 class Listing:
     """What a walk of ``documents/`` found: files to read, and paths that are problems."""
@@ -157,28 +187,12 @@ def list_documents(root: Path) -> Listing:
             if name.startswith(".") or path.suffix.lower() not in SUFFIXES:
                 continue
             relative = path.relative_to(root).as_posix()
-            if shown(relative) != relative:
-                bad(path, "file name is not valid UTF-8; rename the file")
-                continue
-            try:
-                if path.is_symlink():
-                    target = path.resolve(strict=True)
-                    if not target.is_relative_to(real_root):
-                        continue  # outside the corpus: never read (documented)
-                mode = path.stat().st_mode
-            except RuntimeError:
-                bad(path, "symlink loop")
-                continue
-            except OSError as exc:
-                reason = "symlink loop" if exc.errno == errno.ELOOP else f"unreadable file: {exc.strerror or exc}"
-                if exc.errno == errno.ENOENT and path.is_symlink():
-                    reason = "broken symlink (its target does not exist)"
-                bad(path, reason)
-                continue
-            if not stat.S_ISREG(mode):
-                bad(path, f"unreadable file: {_kind(mode)}, not a regular file; never opened")
-                continue
-            found.append(path)
+            verdict = "file name is not valid UTF-8; rename the file" if shown(relative) != relative else None
+            verdict = verdict or _file_verdict(path, real_root)
+            if verdict == _READ:
+                found.append(path)
+            elif verdict != _OUTSIDE:
+                bad(path, verdict)
     return Listing(
         sorted(found, key=lambda path: path.relative_to(root).as_posix()),
         sorted(files_bad, key=lambda p: p.source),
@@ -223,44 +237,106 @@ def read_document(path: Path, limit: int = MAX_BYTES) -> bytes:
 
 
 PARALLEL_MIN_FILES = 64  # below this, starting worker processes costs more than it saves
+GROUP_FILES = 8  # files per task sent to a worker
+WINDOW_PER_WORKER = 4  # tasks in flight per worker
+WORKERS_MAX = 8
 
 
-def _workers() -> int:
-    """Worker processes for parsing: INGEST_WORKERS, else one per core (at most 8)."""
-    configured = os.environ.get("INGEST_WORKERS", "").strip()
+def workers_from_env(environ: Mapping[str, str] = os.environ) -> int:
+    """Fallback for callers that pass no ``workers``: INGEST_WORKERS, else one per core (at most 8).
+
+    The CLI's configuration (ingest/config.py) passes ``workers=`` instead.
+    """
+    configured = environ.get("INGEST_WORKERS", "").strip()
     if configured.isdigit():
         return max(1, int(configured))
-    return min(os.cpu_count() or 1, 8)
+    return default_workers()
+
+
+def default_workers() -> int:
+    """One parser process per core, at most WORKERS_MAX."""
+    return min(os.cpu_count() or 1, WORKERS_MAX)
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A file whose metadata is valid on its own (cross-document checks come later)."""
+
+    source: str
+    document: SourceDocument
+    defaulted: bool = False  # its access came from settings.access_default
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A file that cannot be taken, with every reason."""
+
+    source: str
+    problems: DocumentProblems
+    key: str | None = None  # doc_id@version a rejected file declares
+    sha256: str = ""  # of the bytes that were rejected ("" when they could not be read)
+
+
+Scanned: TypeAlias = Accepted | Rejected
+
+
+@dataclass(frozen=True)
+class ScanMemo:
+    """What the last run recorded, so that an unchanged file is hashed but not read for metadata.
+
+    A file is reused when its (source, sha256) is stored, the inventory bytes, settings and
+    parser version (``fingerprint``) are those of the last run, and it was no problem then.
+    The inventory is not even parsed when every file is reused and the listing is the same.
+    """
+
+    fingerprint: str
+    listing: str
+    known: Mapping[tuple[str, str], DocumentMeta]  # (source, sha256) -> the metadata stored for them
+    defaulted: frozenset[str] = frozenset()
+    problem_sources: frozenset[str] = frozenset()
+    rejected: Mapping[tuple[str, str], Rejected] = field(default_factory=dict)  # (source, sha256): same problems
 
 
 def _check_files(
-    paths: list[Path], root: Path, inventory: Mapping[str, dict], settings: Settings, skip_body: Container[str]
-) -> Iterator[_FileResult]:
+    paths: list[Path],
+    root: Path,
+    inventory: Mapping[str, Mapping[str, Any]],
+    settings: Settings,
+    skip_body: Collection[str],
+    workers: int,
+) -> Iterator[Scanned]:
     """Every file's result, in the order of ``paths``; parsed in worker processes when it pays.
 
     Parsing is a pure function of the bytes, so it spreads over cores without changing a
     result. Workers are spawned (not forked: the caller may hold threads and locks).
     """
-    workers = _workers()
     # Files whose bytes are already stored only have their metadata read: cheap, not worth a worker.
-    if workers < 2 or len(paths) - len(skip_body) < PARALLEL_MIN_FILES:
+    heavy = len(paths) - len(skip_body)
+    if workers < 2 or heavy < PARALLEL_MIN_FILES:
         for path in paths:
             yield _check_file(path, root, inventory, settings, skip_body)
         return
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=context,
-        initializer=_init_worker,
-        initargs=(root, dict(inventory), settings, frozenset(skip_body), os.getpid()),
-    ) as pool:
-        yield from pool.map(_check_in_worker, paths, chunksize=16)
+    init = functools.partial(_init_worker, root, dict(inventory), settings, frozenset(skip_body), os.getpid())
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=init) as pool:
+        # A bounded window of files in flight: parsed documents never pile up ahead of the caller
+        # (which chunks and writes them as they arrive), so memory does not grow with the corpus.
+        window: deque[Future[list[Scanned]]] = deque()
+        groups = (paths[i : i + GROUP_FILES] for i in range(0, len(paths), GROUP_FILES))
+        for group in groups:
+            window.append(pool.submit(_check_group, group))
+            if len(window) >= workers * WINDOW_PER_WORKER:
+                yield from window.popleft().result()
+        while window:
+            yield from window.popleft().result()
 
 
-_worker_args: tuple = ()
+_worker_args: tuple[Path, Mapping[str, Mapping[str, Any]], Settings, frozenset[str]] | None = None
 
 
-def _init_worker(root: Path, inventory: dict, settings: Settings, skip_body: frozenset[str], parent: int) -> None:
+def _init_worker(
+    root: Path, inventory: Mapping[str, Mapping[str, Any]], settings: Settings, skip_body: frozenset[str], parent: int
+) -> None:
     global _worker_args
     _worker_args = (root, inventory, settings, skip_body)
     _die_with(parent)
@@ -274,8 +350,8 @@ def _die_with(parent: int) -> None:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        PR_SET_PDEATHSIG = 1
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         pass  # not Linux: the watcher below is enough
     if os.getppid() != parent:  # the parent died before the line above took effect
@@ -289,23 +365,19 @@ def _die_with(parent: int) -> None:
     threading.Thread(target=watch, name="ingest-parent-watch", daemon=True).start()
 
 
-def _check_in_worker(path: Path) -> _FileResult:
+def _check_group(paths: list[Path]) -> list[Scanned]:
+    assert _worker_args is not None, "worker not initialised"
     root, inventory, settings, skip_body = _worker_args
-    return _check_file(path, root, inventory, settings, skip_body)
-
-
-@dataclass(frozen=True)
-class _FileResult:
-    source: str
-    document: SourceDocument | None
-    problems: DocumentProblems | None
-    defaulted: bool = False
-    key: str | None = None  # doc_id@version a rejected file declares
+    return [_check_file(path, root, inventory, settings, skip_body) for path in paths]
 
 
 def _check_file(
-    path: Path, root: Path, inventory: Mapping[str, dict], settings: Settings, skip_body: Container[str] = ()
-) -> _FileResult:
+    path: Path,
+    root: Path,
+    inventory: Mapping[str, Mapping[str, Any]],
+    settings: Settings,
+    skip_body: Collection[str] = (),
+) -> Scanned:
     source = path.relative_to(root).as_posix()
     entry = inventory.get(path.relative_to(root / DOCUMENTS).as_posix())
     try:
@@ -315,20 +387,23 @@ def _check_file(
     except UnreadableFile as exc:
         return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc}"])
     sha256 = hashlib.sha256(data).hexdigest()
+    parsed: ParsedDocument | None = None
+    fields: Mapping[str, Any]
     try:
         if sha256 in skip_body:
-            parsed, fields = None, read_metadata(data, path.name)
+            fields = read_metadata(data, path.name)
         else:
             parsed = parse_bytes(data, path.name)
             fields = parsed.metadata
     except UnreadableFile as exc:
-        return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc}"])
-    except Exception as exc:  # a parser bug must not stop the other files; report it as such
-        return _rejected(source, {}, entry, [f"{source}: unreadable file: parser error: {type(exc).__name__}: {exc}"])
+        return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc}"], sha256)
+    except Exception as exc:  # noqa: BLE001 - a parser bug must not stop the other files; reported as such
+        problem = f"{source}: unreadable file: parser error: {type(exc).__name__}: {exc}"
+        return _rejected(source, {}, entry, [problem], sha256)
     meta, problems, defaulted = resolve_metadata(source, fields, entry, settings)
     if meta is None:
-        return _rejected(source, fields, entry, problems)
-    document = SourceDocument(source=source, sha256=sha256, parsed=parsed, meta=meta, format=format_of(path.name))
+        return _rejected(source, fields, entry, problems, sha256)
+    document = SourceDocument(source=source, sha256=sha256, parsed=parsed, meta=meta, format=_format(path.name))
     if parsed is not None:
         # The term limit does not depend on chunk settings: `validate` refuses what `run` would.
         from ingest.chunk import ChunkLimitExceeded, check_headings, check_terms
@@ -337,88 +412,202 @@ def _check_file(
             check_terms(parsed.text, document)
             check_headings(parsed.blocks)
         except ChunkLimitExceeded as exc:
-            return _rejected(source, fields, entry, [f"{source}: {exc}"])
-    return _FileResult(source, document, None, defaulted)
+            return _rejected(source, fields, entry, [f"{source}: {exc}"], sha256)
+    return Accepted(source, document, defaulted)
 
 
-def _rejected(source: str, fields: Any, entry: Mapping | None, problems: list[str]) -> _FileResult:
+def _format(name: str) -> str:
+    """The format of a listed file (listing keeps only supported suffixes); string work only."""
+    return SUFFIXES.get(os.path.splitext(name)[1].lower()) or format_of(name) or "text"
+
+
+def _rejected(
+    source: str, fields: Any, entry: Mapping[str, Any] | None, problems: list[str], sha256: str = ""
+) -> Rejected:
     record = DocumentProblems(source, found_doc_id(fields, entry), tuple(problems))
-    return _FileResult(source, None, record, key=found_key(fields, entry))
+    return Rejected(source, record, key=found_key(fields, entry), sha256=sha256)
 
 
-def _load_inventory(root: Path) -> tuple[dict[str, dict], list[str]]:
+def _inventory_bytes(root: Path) -> tuple[bytes | None, list[str]]:
+    """inventory.yaml's bytes (None when there is none), or the problem reading it."""
     path = root / INVENTORY
     if not path.exists():
-        return {}, []
+        return None, []
     if not path.is_file():
-        return {}, [f"{INVENTORY}: not a file"]
+        return None, [f"{INVENTORY}: not a file"]
     try:
-        text = read_document(path).decode("utf-8")
+        return read_document(path), []
     except OSError as exc:
-        return {}, [f"{INVENTORY}: unreadable file: {exc.strerror or exc}"]
+        return None, [f"{INVENTORY}: unreadable file: {exc.strerror or exc}"]
     except UnreadableFile as exc:
-        return {}, [f"{INVENTORY}: unreadable file: {exc}"]
+        return None, [f"{INVENTORY}: unreadable file: {exc}"]
+
+
+def _parse_inventory(data: bytes | None) -> tuple[Mapping[str, Mapping[str, Any]], list[str]]:
+    if data is None:
+        return {}, []
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return {}, [f"{INVENTORY}: not UTF-8: {exc.reason} at byte {exc.start}"]
     return read_inventory(text, INVENTORY)
+
+
+def scan_fingerprint(inventory: bytes | None, settings: Settings) -> str:
+    """What decides a file's metadata besides its own bytes and path: inventory, settings, parser."""
+    digest = hashlib.sha256(b"inventory:" + (inventory if inventory is not None else b"<none>"))
+    digest.update(f"|settings:{settings!r}|parser:{PARSER_VERSION}".encode())
+    return digest.hexdigest()
+
+
+def listing_hash(root: Path, paths: list[Path], problems: list[DocumentProblems]) -> str:
+    names = [path.relative_to(root).as_posix() for path in paths] + [p.source for p in problems]
+    return hashlib.sha256("\n".join(names).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _reuse(paths: list[Path], root: Path, memo: ScanMemo) -> tuple[dict[str, Scanned], list[Path]]:
+    """Hash every file; those the memo knows are accepted as stored (or rejected as last time,
+    for the same reasons), the others still to check."""
+    reused: dict[str, Scanned] = {}
+    todo: list[Path] = []
+    for path in paths:
+        source = path.relative_to(root).as_posix()
+        try:
+            sha256 = hashlib.sha256(read_document(path)).hexdigest()
+        except (OSError, UnreadableFile):
+            todo.append(path)  # checked again below, which names the problem
+            continue
+        rejected = memo.rejected.get((source, sha256))
+        if rejected is not None:
+            reused[source] = rejected
+            continue
+        meta = memo.known.get((source, sha256))
+        if meta is None or source in memo.problem_sources:
+            todo.append(path)
+            continue
+        document = SourceDocument(source=source, sha256=sha256, parsed=None, meta=meta, format=_format(path.name))
+        reused[source] = Accepted(source, document, source in memo.defaulted)
+    return reused, todo
 
 
 def scan_corpus(
     root: Path,
     settings: Settings,
     on_file: Callable[[str], None] | None = None,
-    skip_body: Container[str] = frozenset(),
+    skip_body: Collection[str] = frozenset(),
+    *,
+    workers: int | None = None,
+    memo: ScanMemo | None = None,
+    on_accepted: Callable[[Accepted], Accepted] | None = None,
 ) -> CorpusScan:
     """Parse and validate every document of the corpus at ``root``; writes nothing.
 
-    ``on_file(source)`` is called before each file is read (for a progress bar).
+    ``on_file(source)`` is called for each file as its result arrives (for a progress bar).
     A file whose SHA-256 is in ``skip_body`` (bytes a store already holds, and so parsed
-    fine before) has only its metadata read; its ``parsed`` is None.
+    fine before) has only its metadata read; its ``parsed`` is None. A file ``memo`` knows
+    is only hashed (``parsed`` None too). ``workers``: parser processes (None: INGEST_WORKERS
+    or one per core). ``on_accepted`` sees each file that passed its own checks as it arrives
+    and returns what the scan keeps of it (a run chunks and writes it there and drops its body).
     """
     root = Path(root)
     if not (root / DOCUMENTS).is_dir():
         raise CorpusError(f"{root}: no {DOCUMENTS}/ folder; a corpus holds its files under {root / DOCUMENTS}")
-    inventory, inventory_problems = _load_inventory(root)
+    inventory_data, inventory_problems = _inventory_bytes(root)
     if inventory_problems:
-        # Checking documents without the fields the inventory gives could index a guess
-        # (a defaulted access label for a confidential file): stop, as for a bad ingest.toml.
         raise CorpusError("; ".join(inventory_problems) + " (fix inventory.yaml: nothing was checked or written)")
+    fingerprint = scan_fingerprint(inventory_data, settings)
     listing = list_documents(root)
     paths = listing.paths
-    formats = {name: 0 for name in FORMATS}
+    listed = listing_hash(root, paths, listing.file_problems)
+    reused: dict[str, Scanned] = {}
+    todo = paths
+    if memo is not None and memo.fingerprint == fingerprint:
+        reused, todo = _reuse(paths, root, memo)
+    inventory: Mapping[str, Mapping[str, Any]] = {}
+    # Unchanged inventory, settings, listing and files: the last run's inventory checks still hold.
+    inventory_skipped = not (
+        todo
+        or memo is None
+        or memo.fingerprint != fingerprint
+        or memo.listing != listed
+        or INVENTORY in memo.problem_sources
+    )
+    if not inventory_skipped:
+        inventory, inventory_problems = _parse_inventory(inventory_data)
+        if inventory_problems:
+            # Checking documents without the fields the inventory gives could index a guess
+            # (a defaulted access label for a confidential file): stop, as for a bad ingest.toml.
+            raise CorpusError("; ".join(inventory_problems) + " (fix inventory.yaml: nothing was checked or written)")
+    checked = _check_files(
+        todo, root, inventory, settings, skip_body, workers_from_env() if workers is None else workers
+    )
+    results = _in_order(paths, root, reused, checked, on_file, on_accepted)
+    if not inventory_skipped:
+        present = {path.relative_to(root / DOCUMENTS).as_posix() for path in paths}
+        present |= {p.source.removeprefix(DOCUMENTS + "/") for p in listing.file_problems}
+        for name in sorted(set(inventory) - present):
+            inventory_problems.append(f"{INVENTORY}: {name}: names no file under {DOCUMENTS}/")
+    return _assemble(root, results, listing, inventory_problems, fingerprint, listed)
+
+
+def _in_order(
+    paths: list[Path],
+    root: Path,
+    reused: Mapping[str, Scanned],
+    checked: Iterator[Scanned],
+    on_file: Callable[[str], None] | None,
+    on_accepted: Callable[[Accepted], Accepted] | None = None,
+) -> list[Scanned]:
+    """Every file's result in the order of ``paths``: reused ones, and checked ones as they arrive."""
+    results: list[Scanned] = []
     for path in paths:
-        formats[format_of(path.name)] += 1
-    for problem in listing.file_problems:  # seen, and rejected
-        formats[format_of(problem.source)] += 1
-    results: list[_FileResult] = []
-    for result in _check_files(paths, root, inventory, settings, skip_body):
+        source = path.relative_to(root).as_posix()
+        result = reused.get(source) or next(checked)
         if on_file is not None:
             on_file(result.source)
+        if on_accepted is not None and isinstance(result, Accepted):
+            result = on_accepted(result)
         results.append(result)
+    return results
 
-    present = {path.relative_to(root / DOCUMENTS).as_posix() for path in paths}
-    present |= {p.source.removeprefix(DOCUMENTS + "/") for p in listing.file_problems}
-    for name in sorted(set(inventory) - present):
-        inventory_problems.append(f"{INVENTORY}: {name}: names no file under {DOCUMENTS}/")
 
-    passed = [result for result in results if result.document is not None]
-    rejected_keys = {result.key for result in results if result.key}
+def _assemble(
+    root: Path,
+    results: list[Scanned],
+    listing: Listing,
+    inventory_problems: list[str],
+    fingerprint: str,
+    listed: str,
+) -> CorpusScan:
+    """The scan from every file's result: checks between documents last."""
+    formats = {name: 0 for name in FORMATS}
+    for result in results:
+        formats[_format(result.source)] += 1
+    for problem in listing.file_problems:  # seen, and rejected
+        formats[_format(problem.source)] += 1
+    passed = [result for result in results if isinstance(result, Accepted)]
+    rejected_keys = {result.key for result in results if isinstance(result, Rejected) and result.key}
     cross = cross_document_problems([(result.source, result.document.meta) for result in passed], rejected_keys)
     documents = []
-    rejected = [result.problems for result in results if result.problems is not None] + listing.file_problems
-    defaulted = 0
+    rejected = [result.problems for result in results if isinstance(result, Rejected)] + listing.file_problems
+    defaulted: list[str] = []
     for result in passed:
         if result.source in cross:
             rejected.append(DocumentProblems(result.source, result.document.meta.doc_id, tuple(cross[result.source])))
         else:
             documents.append(result.document)
-            defaulted += result.defaulted
+            if result.defaulted:
+                defaulted.append(result.source)
     return CorpusScan(
         root=root,
         documents=tuple(sorted(documents, key=lambda document: document.source)),
         rejected=tuple(sorted(rejected, key=lambda record: record.source)),
         formats=formats,
-        defaulted_access=defaulted,
+        defaulted_access=len(defaulted),
         inventory_problems=tuple(inventory_problems),
         folder_problems=tuple(listing.folder_problems),
+        fingerprint=fingerprint,
+        listing=listed,
+        defaulted_sources=tuple(sorted(defaulted)),
+        rejected_files=tuple(r for r in results if isinstance(r, Rejected) and r.sha256),
     )
