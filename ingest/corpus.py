@@ -242,17 +242,6 @@ WINDOW_PER_WORKER = 4  # tasks in flight per worker
 WORKERS_MAX = 8
 
 
-def workers_from_env(environ: Mapping[str, str] = os.environ) -> int:
-    """Fallback for callers that pass no ``workers``: INGEST_WORKERS, else one per core (at most 8).
-
-    The CLI's configuration (ingest/config.py) passes ``workers=`` instead.
-    """
-    configured = environ.get("INGEST_WORKERS", "").strip()
-    if configured.isdigit():
-        return max(1, int(configured))
-    return default_workers()
-
-
 def default_workers() -> int:
     """One parser process per core, at most WORKERS_MAX."""
     return min(os.cpu_count() or 1, WORKERS_MAX)
@@ -505,8 +494,8 @@ def scan_corpus(
     ``on_file(source)`` is called for each file as its result arrives (for a progress bar).
     A file whose SHA-256 is in ``skip_body`` (bytes a store already holds, and so parsed
     fine before) has only its metadata read; its ``parsed`` is None. A file ``memo`` knows
-    is only hashed (``parsed`` None too). ``workers``: parser processes (None: INGEST_WORKERS
-    or one per core). ``on_accepted`` sees each file that passed its own checks as it arrives
+    is only hashed (``parsed`` None too). ``workers``: parser processes (None: one per
+    core, at most 8). ``on_accepted`` sees each file that passed its own checks as it arrives
     and returns what the scan keeps of it (a run chunks and writes it there and drops its body).
     """
     root = Path(root)
@@ -539,7 +528,7 @@ def scan_corpus(
             # (a defaulted access label for a confidential file): stop, as for a bad ingest.toml.
             raise CorpusError("; ".join(inventory_problems) + " (fix inventory.yaml: nothing was checked or written)")
     checked = _check_files(
-        todo, root, inventory, settings, skip_body, workers_from_env() if workers is None else workers
+        todo, root, inventory, settings, skip_body, default_workers() if workers is None else workers
     )
     results = _in_order(paths, root, reused, checked, on_file, on_accepted)
     if not inventory_skipped:

@@ -554,16 +554,6 @@ def _owner() -> str:
 DEFAULT_WRITE_BATCH_CHUNKS = 2000  # chunks per write batch: a few bulk requests, bounded memory
 
 
-def write_batch_from_env(environ: Mapping[str, str] = os.environ) -> int:
-    """INGEST_WRITE_BATCH_CHUNKS (a tuning knob), else the default; a bad value is a usage error."""
-    raw = (environ.get("INGEST_WRITE_BATCH_CHUNKS") or "").strip()
-    if not raw:
-        return DEFAULT_WRITE_BATCH_CHUNKS
-    if not raw.isdigit() or int(raw) < 1:
-        raise SettingsError(f"INGEST_WRITE_BATCH_CHUNKS must be a whole number ≥ 1; found {raw!r}")
-    return int(raw)
-
-
 def _batches(plan: Plan, batch_chunks: int) -> Iterable[list[ToWrite]]:
     batch: list[ToWrite] = []
     size = 0
@@ -706,11 +696,11 @@ def run(
     """Validate, chunk and write a corpus to a store; incremental unless ``full``.
 
     ``write_batch_chunks``: chunks per write batch (None: INGEST_WRITE_BATCH_CHUNKS, else 2000);
-    ``workers``: parser processes (None: INGEST_WORKERS, else one per core). The CLI passes both.
+    ``workers``: parser processes (None: one per core, at most 8). The CLI passes both.
     """
     started = time.perf_counter()
     chunking = with_corpus_limits(chunking, settings.chunking)
-    batch_chunks = write_batch_from_env() if write_batch_chunks is None else write_batch_chunks
+    batch_chunks = DEFAULT_WRITE_BATCH_CHUNKS if write_batch_chunks is None else write_batch_chunks
     if batch_chunks < 1:
         raise SettingsError(f"write batch size must be ≥ 1 chunk; found {batch_chunks}")
     store.check()  # unreachable → StoreUnavailable before anything is read or written

@@ -21,11 +21,9 @@ def test_parallel_scan_equals_serial_scan(tmp_path, monkeypatch):
     write_doc(corpus, "bad/slug.md", "Not A Slug")
     (corpus / "documents" / "bad" / "empty.txt").write_bytes(b"")
     settings = load_settings(corpus)
-    monkeypatch.setenv("INGEST_WORKERS", "1")
-    serial = scan_corpus(corpus, settings)
-    monkeypatch.setenv("INGEST_WORKERS", "2")
+    serial = scan_corpus(corpus, settings, workers=1)
     seen: list[str] = []
-    parallel = scan_corpus(corpus, settings, on_file=seen.append)
+    parallel = scan_corpus(corpus, settings, on_file=seen.append, workers=2)
     assert parallel == serial
     assert len(parallel.documents) == PARALLEL_MIN_FILES + 6 and len(parallel.rejected) == 2
     assert seen == sorted(seen) and len(seen) == parallel.seen

@@ -389,8 +389,10 @@ def test_write_batch_size_is_an_argument_and_a_bad_environment_value_is_a_usage_
     with pytest.raises(SettingsError, match="at least 1|≥ 1"):
         run(corpus, store, write_batch_chunks=0)
     store.close()
-    assert pipeline.write_batch_from_env({}) == pipeline.DEFAULT_WRITE_BATCH_CHUNKS
-    assert pipeline.write_batch_from_env({"INGEST_WRITE_BATCH_CHUNKS": "7"}) == 7
+    from ingest.config import load
+
+    assert load(environ={}).write_batch_chunks is None  # run() then uses DEFAULT_WRITE_BATCH_CHUNKS
+    assert load(environ={"INGEST_WRITE_BATCH_CHUNKS": "7"}).write_batch_chunks == 7
     done = subprocess.run(
         _cli("run", str(corpus), "--store", f"sqlite:///{tmp_path / 'cli.sqlite'}", "--json"), capture_output=True, text=True,
         env={**os.environ, "INGEST_WRITE_BATCH_CHUNKS": "abc"},

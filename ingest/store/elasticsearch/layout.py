@@ -7,7 +7,6 @@ See the package docstring (:mod:`ingest.store.elasticsearch`) for the layout and
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import secrets
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -55,14 +54,10 @@ def _set_analyzer(properties: dict[str, Any], analyzer: str) -> None:
         _set_analyzer(spec.get("properties", {}), analyzer)
 
 
-def analyzer_override() -> str | None:
-    """INGEST_ES_ANALYZER, which overrides [search] language (see ingest.config)."""
-    return os.environ.get("INGEST_ES_ANALYZER") or None
-
-
 def analyzer_for(settings: Settings) -> str:
-    """The analyzer of the BM25 fields: INGEST_ES_ANALYZER, else the one of [search] language."""
-    return analyzer_override() or LANGUAGE_ANALYZERS[settings.search.language]
+    """The analyzer of the BM25 fields that [search] language names (the store's ``analyzer``
+    argument, from INGEST_ES_ANALYZER via ingest.config, overrides it)."""
+    return LANGUAGE_ANALYZERS[settings.search.language]
 
 
 def new_build() -> str:
@@ -396,7 +391,7 @@ class IndexLayout:
     def _missing_analyzer(self, exc: ApiError) -> StoreConfigError:
         hint = (
             'set [search] language = "none" in ingest.toml for the standard analyzer'
-            if analyzer_override() is None
+            if self.analyzer == analyzer_for(self.settings)
             else "unset INGEST_ES_ANALYZER or name an analyzer the cluster has"
         )
         return StoreConfigError(
