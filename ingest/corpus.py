@@ -157,8 +157,9 @@ def list_documents(root: Path) -> Listing:
     and every path that cannot be read, as a problem naming it.
 
     Hidden files and folders are skipped. Symlinked folders are not entered, and a
-    symlinked file is kept only when its target lies inside the corpus root, so a scan
-    never reads outside the corpus. A folder that cannot be listed, a FIFO, device or
+    symlinked file is read only when its target lies inside the corpus root, so a scan
+    never reads outside the corpus; both are problems (never a silent deletion). A folder
+    that cannot be listed, a FIFO, device or
     socket with a document's name, a symlink loop and a name that is not UTF-8 are
     problems: the documents they may hold are never taken for deleted.
     """
@@ -182,6 +183,13 @@ def list_documents(root: Path) -> Listing:
 
     for folder, subfolders, files in os.walk(documents, onerror=unlistable, followlinks=False):
         subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
+        for name in subfolders:
+            if (Path(folder) / name).is_symlink():  # os.walk does not enter it: say so, keep its documents
+                where = (Path(folder) / name).relative_to(root).as_posix()
+                message = (
+                    f"{shown(where)}: symbolic link to a folder: not entered; the documents stored from it are kept"
+                )
+                folders_bad.append(DocumentProblems(where, None, (message,)))
         for name in files:
             path = Path(folder) / name
             if name.startswith(".") or path.suffix.lower() not in SUFFIXES:
@@ -191,7 +199,11 @@ def list_documents(root: Path) -> Listing:
             verdict = verdict or _file_verdict(path, real_root)
             if verdict == _READ:
                 found.append(path)
-            elif verdict != _OUTSIDE:
+            elif verdict == _OUTSIDE:
+                bad(
+                    path, "symbolic link to a file outside the corpus: not followed (a document stored from it is kept)"
+                )
+            else:
                 bad(path, verdict)
     return Listing(
         sorted(found, key=lambda path: path.relative_to(root).as_posix()),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.corpus import CorpusError, discover, scan_corpus
+from ingest.corpus import CorpusError, discover, list_documents, scan_corpus
 from ingest.settings import load_settings
 
 BAD = Path(__file__).parent / "fixtures" / "bad"
@@ -254,6 +254,10 @@ def test_discover_skips_hidden_unsupported_and_outside_symlinks(tmp_path):
     os.symlink(outside, corpus / "documents" / "leak.md")
     os.symlink(inside, corpus / "documents" / "linked.md")
     os.symlink(tmp_path / "outside", corpus / "documents" / "outside-folder")
+    listing = list_documents(corpus)
+    # Not followed, but never silent (a file replaced by a link out of the corpus must not look deleted).
+    assert [p.source for p in listing.file_problems] == ["documents/leak.md"]
+    assert [p.source for p in listing.folder_problems] == ["documents/outside-folder"]
     found = [path.relative_to(corpus).as_posix() for path in discover(corpus)]
     assert found == [
         "documents/A.HTML",
