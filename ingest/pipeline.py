@@ -113,6 +113,8 @@ class Plan:
     # none of their stored versions is removed by this run
     held: set[str] = field(default_factory=set)
     present: set[str] = field(default_factory=set)  # doc_id@version of every valid document in the folder
+    # versions withdrawn because the folder now limits who may read them or when (see _withdraw)
+    withdrawn: set[str] = field(default_factory=set)
 
     def count(self, action: Action) -> int:
         return sum(1 for item in self.items if item.action == action)
@@ -230,6 +232,28 @@ def _changes(doc: SourceDocument, old: DocumentRecord, fingerprint: str) -> tupl
 
 
 EDITED = "content edited without a version bump (--accept-edits)"
+# Who may read a version, and when: the stored chunks must never stay readable by other roles or
+# on other days than the folder now says, even when its edited content is refused.
+VISIBILITY_FIELDS = ("access", "effective_from", "effective_to", "status")
+
+
+def _withdraw_if_visibility_changed(plan: Plan, doc: SourceDocument, old: DocumentRecord) -> None:
+    """The folder's file changed without a version bump (refused) AND now gives other access,
+    dates or status: keeping the stored chunks would serve them to readers the folder no longer
+    allows (e.g. public → staff). Withdraw the stored version until the document is re-indexed."""
+    changed = [f for f in _metadata_differs(doc, old) if f in VISIBILITY_FIELDS]
+    if not changed:
+        return
+    fields = ", ".join(f"{f} {getattr(old, f)!r} → {getattr(record_for(doc, [], ''), f)!r}" for f in changed)
+    message = (
+        f"{doc.source}: {fields} in the folder: the stored version {old.version} is withdrawn (never kept "
+        "readable under its old access or dates); the next run indexes the file as it now is"
+    )
+    last = plan.problems.pop()  # the refusal just reported for this file: one record, both reasons
+    plan.problems.append(replace(last, problems=(*last.problems, message)))
+    plan.items.append(PlannedDocument("removed", old.key, old.source, f"withdrawn: {fields}", delete=old.chunk_count))
+    plan.to_remove.append(old)
+    plan.withdrawn.add(old.key)
 
 
 def _plan_document(
@@ -258,6 +282,7 @@ def _plan_document(
             )
         )
         plan.items.append(PlannedDocument("rejected", key, doc.source, "content changed, version did not"))
+        _withdraw_if_visibility_changed(plan, doc, old)
         return
     action, reasons = ("new", []) if old is None else _changes(doc, old, settings_fingerprint(chunking))
     if action == "unchanged":
@@ -612,7 +637,7 @@ def _write_plan(
         tick(len(batch))
     removals = []
     for old in plan.to_remove:
-        if old.doc_id in plan.held:
+        if old.doc_id in plan.held and old.key not in plan.withdrawn:
             plan.set_action(old.key, "kept", f"its replacement was refused; version {old.version} stays")
         else:
             removals.append(old)

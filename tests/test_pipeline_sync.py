@@ -415,3 +415,24 @@ def test_the_cli_applies_the_chunk_limits_of_ingest_toml(corpus, tmp_path):
     data = json.loads(done.stdout)
     assert done.returncode == 1 and data["documents"]["rejected"] == 1 and data["documents"]["indexed"] == 5
     assert "over the limit of 8 per document" in data["problems"][0]["problems"][0]
+
+
+def test_access_tightened_in_an_edited_file_without_a_version_bump_withdraws_the_stored_version(corpus, target):
+    """The edit is refused (content changed, version did not), but the stored chunks must not stay
+    readable by the public while the folder says staff (found by an outside pass)."""
+    store = target.open(corpus)
+    try:
+        assert run(corpus, store).ok
+        public_before = {h.chunk.doc_id for h in store.search("section", ["public"], None, role="public", top=50)}
+        assert "doc-0" in public_before
+        path = corpus / "documents/folder0/doc0.md"
+        path.write_text(path.read_text(encoding="utf-8").replace("access: public", "access: staff"), encoding="utf-8")
+        result = run(corpus, store)
+        data = result.to_json()
+        assert not result.ok and data["documents"]["rejected"] == 1 and data["documents"]["removed"] == 1
+        assert "withdrawn" in " ".join(data["problems"][0]["problems"])
+        hits = store.search("section", ["public"], None, role="public", top=50)
+        assert "doc-0" not in {h.chunk.doc_id for h in hits}
+        assert "doc-0@1" not in {r.key for r in store.documents()}
+    finally:
+        store.close()
