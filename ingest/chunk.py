@@ -384,7 +384,12 @@ def make_chunk(
     words: WordIndex,
 ) -> Chunk:
     first = max(bisect_right(block_starts, start) - 1, 0)
-    heading_path = blocks[first].heading_path if blocks else ()
+    # A chunk that opens on headings with no text between them (a title straight over its first
+    # subsection) is cited under the deepest of them: its text sits under that one.
+    lead = first
+    while lead + 1 < len(blocks) and blocks[lead].kind == "heading" and blocks[lead + 1].start < end:
+        lead += 1
+    heading_path = blocks[lead].heading_path if blocks else ()
     meta, parsed = doc.meta, parsed_of(doc)
     return Chunk(
         chunk_id=chunk_id(meta.doc_id, meta.version, start, end),

@@ -48,7 +48,7 @@ def test_chunks_prints_one_line_per_chunk_in_the_spec_format(built):
     pattern = re.compile(r"^[0-9a-f]{12} v1 #(\d+) chars (\d+)-(\d+) pages - \| (\d+) words \| (.+)$")
     positions = [int(pattern.match(line).group(1)) for line in lines]
     assert positions == list(range(len(lines)))
-    assert pattern.match(lines[0]).group(5) == "Doc-0 overview"
+    assert pattern.match(lines[0]).group(5) == "Section 1 of doc-0"  # the title opens it; its text is under Section 1
 
 
 def test_show_with_context_gives_neighbours_from_the_same_version(built):
