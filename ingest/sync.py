@@ -3,7 +3,7 @@ and what a full rebuild carries over."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from ingest.chunk import ChunkLimitExceeded, chunk_document
@@ -12,7 +12,7 @@ from ingest.journal import _Journal
 from ingest.model import Chunk, DocumentProblems, DocumentRecord, SourceDocument
 from ingest.plan import Plan, PlannedDocument, RunResult, ToWrite, WrittenChunks, keep_reason, record_for
 from ingest.settings import ChunkSettings
-from ingest.store.base import ItemError, Store
+from ingest.store.base import ItemError, Store, batched
 
 
 class _EarlyWriter:
@@ -103,19 +103,6 @@ class _EarlyWriter:
 DEFAULT_WRITE_BATCH_CHUNKS = 2000  # chunks per write batch: a few bulk requests, bounded memory
 
 
-def _batches(plan: Plan, batch_chunks: int) -> Iterable[list[ToWrite]]:
-    batch: list[ToWrite] = []
-    size = 0
-    for item in plan.to_write:
-        batch.append(item)
-        size += len(item[1])
-        if size >= batch_chunks:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
-
-
 def _refusal(doc: SourceDocument, errors: list[ItemError], old: DocumentRecord | None) -> DocumentProblems:
     first = errors[0]
     kept = f"; the stored version {old.version} stays searchable" if old else ""
@@ -154,7 +141,7 @@ def _write_plan(
     stored_ids: dict[str, set[str]] = {}  # doc_id -> chunk IDs some stored version lists
     for old in plan.to_remove:
         stored_ids.setdefault(old.doc_id, set()).update(old.chunk_ids)
-    for batch in _batches(plan, batch_chunks):
+    for batch in batched(plan.to_write, batch_chunks, lambda item: len(item[1])):
         if journal is not None:
             journal.add(doc.meta.key for doc, _, _ in batch)
         _write_batch(store, plan, batch, fingerprint, result, stored_ids, refused or {})
@@ -165,7 +152,7 @@ def _write_plan(
             plan.set_action(old.key, "kept", f"its replacement was refused; version {old.version} stays")
         else:
             removals.append(old)
-    for group in _record_batches(removals, batch_chunks):
+    for group in batched(removals, batch_chunks, lambda record: record.chunk_count):
         if journal is not None:
             journal.add(old.key for old in group)
         store.delete_documents([old.key for old in group])
@@ -210,20 +197,6 @@ def _write_batch(
     store.put_documents(records)
     if stale:
         result.deleted += store.delete_chunks(stale)
-
-
-def _record_batches(records: list[DocumentRecord], batch_chunks: int) -> Iterable[list[DocumentRecord]]:
-    """Records in groups of about ``batch_chunks`` chunks (at least one record per group)."""
-    group: list[DocumentRecord] = []
-    size = 0
-    for record in records:
-        group.append(record)
-        size += record.chunk_count
-        if size >= batch_chunks:
-            yield group
-            group, size = [], 0
-    if group:
-        yield group
 
 
 def _carry_over(
