@@ -9,13 +9,11 @@ last, over the documents that passed their own checks.
 
 from __future__ import annotations
 
-import errno
 import functools
 import hashlib
 import multiprocessing
 import os
 import signal
-import stat
 import threading
 import time
 from collections import deque
@@ -25,6 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
 
+from ingest.listing import DOCUMENTS as DOCUMENTS
+from ingest.listing import CorpusError as CorpusError
+from ingest.listing import Listing as Listing
+from ingest.listing import discover as discover
+from ingest.listing import list_documents as list_documents
+from ingest.listing import read_document as read_document
+from ingest.listing import shown as shown
 from ingest.metadata import (
     INVENTORY,
     cross_document_problems,
@@ -34,14 +39,8 @@ from ingest.metadata import (
     resolve_metadata,
 )
 from ingest.model import FORMATS, DocumentMeta, DocumentProblems, ParsedDocument, SourceDocument, UnreadableFile
-from ingest.parse import MAX_BYTES, PARSER_VERSION, SUFFIXES, format_of, parse_bytes, read_metadata
+from ingest.parse import PARSER_VERSION, SUFFIXES, format_of, parse_bytes, read_metadata
 from ingest.settings import Settings
-
-DOCUMENTS = "documents"
-
-
-class CorpusError(Exception):
-    """The corpus folder itself is unusable (no ``documents/`` folder): a usage error (exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -98,159 +97,15 @@ class CorpusScan:
         }
 
 
-def _hidden(relative: Path) -> bool:
-    return any(part.startswith(".") for part in relative.parts)
-
-
-def shown(source: str) -> str:
-    """A path for messages: bytes that are not UTF-8 (kept by the file system as
-    surrogates) written as \\xNN, so the text is always valid and never a raw byte."""
-    return source.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    return "not a regular file"
-
-
-_READ = ""  # a regular file to read
-_OUTSIDE = "outside"  # a symlink to a file outside the corpus: never read (documented)
-
-
-def _file_verdict(path: Path, real_root: Path) -> str:
-    """_READ, _OUTSIDE, or why a listed path with a document's name cannot be read."""
-    try:
-        mode = os.lstat(path).st_mode  # one system call for the usual case, a regular file
-        if stat.S_ISLNK(mode):
-            if not path.resolve(strict=True).is_relative_to(real_root):
-                return _OUTSIDE
-            mode = path.stat().st_mode
-    except RuntimeError:
-        return "symlink loop"
-    except OSError as exc:
-        if exc.errno == errno.ENOENT and path.is_symlink():
-            return "broken symlink (its target does not exist)"
-        return "symlink loop" if exc.errno == errno.ELOOP else f"unreadable file: {exc.strerror or exc}"
-    if not stat.S_ISREG(mode):
-        return f"unreadable file: {_kind(mode)}, not a regular file; never opened"
-    return _READ
-
-
-@dataclass(frozen=True)
-class Listing:
-    """What a walk of ``documents/`` found: files to read, and paths that are problems."""
-
-    paths: list[Path]
-    file_problems: list[DocumentProblems]  # a path that looks like a document but cannot be one
-    folder_problems: list[DocumentProblems]  # a folder that could not be listed
-
-
-def list_documents(root: Path) -> Listing:
-    """Every supported file under ``root/documents``, sorted by its path relative to root,
-    and every path that cannot be read, as a problem naming it.
-
-    Hidden files and folders are skipped. Symlinked folders are not entered, and a
-    symlinked file is read only when its target lies inside the corpus root, so a scan
-    never reads outside the corpus; both are problems (never a silent deletion). A folder
-    that cannot be listed, a FIFO, device or
-    socket with a document's name, a symlink loop and a name that is not UTF-8 are
-    problems: the documents they may hold are never taken for deleted.
-    """
-    root = Path(root)
-    documents = root / DOCUMENTS
-    real_root = root.resolve()
-    found: list[Path] = []
-    files_bad: list[DocumentProblems] = []
-    folders_bad: list[DocumentProblems] = []
-
-    # A problem's `source` is the exact path (a name that is not UTF-8 keeps its bytes as
-    # surrogates, so os.fsencode gives them back); its message shows it escaped.
-    def unlistable(exc: OSError) -> None:
-        where = Path(exc.filename).relative_to(root).as_posix() if exc.filename else DOCUMENTS
-        message = f"{shown(where)}: unreadable folder: {exc.strerror or exc}; the documents stored from it are kept"
-        folders_bad.append(DocumentProblems(where, None, (message,)))
-
-    def bad(path: Path, reason: str) -> None:
-        source = path.relative_to(root).as_posix()
-        files_bad.append(DocumentProblems(source, None, (f"{shown(source)}: {reason}",)))
-
-    for folder, subfolders, files in os.walk(documents, onerror=unlistable, followlinks=False):
-        subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
-        for name in subfolders:
-            if (Path(folder) / name).is_symlink():  # os.walk does not enter it: say so, keep its documents
-                where = (Path(folder) / name).relative_to(root).as_posix()
-                message = (
-                    f"{shown(where)}: symbolic link to a folder: not entered; the documents stored from it are kept"
-                )
-                folders_bad.append(DocumentProblems(where, None, (message,)))
-        for name in files:
-            path = Path(folder) / name
-            if name.startswith(".") or path.suffix.lower() not in SUFFIXES:
-                continue
-            relative = path.relative_to(root).as_posix()
-            verdict = "file name is not valid UTF-8; rename the file" if shown(relative) != relative else None
-            verdict = verdict or _file_verdict(path, real_root)
-            if verdict == _READ:
-                found.append(path)
-            elif verdict == _OUTSIDE:
-                bad(
-                    path, "symbolic link to a file outside the corpus: not followed (a document stored from it is kept)"
-                )
-            else:
-                bad(path, verdict)
-    return Listing(
-        sorted(found, key=lambda path: path.relative_to(root).as_posix()),
-        sorted(files_bad, key=lambda p: p.source),
-        sorted(folders_bad, key=lambda p: p.source),
-    )
-
-
-def discover(root: Path) -> list[Path]:
-    """Every readable supported file under ``root/documents`` (see ``list_documents``)."""
-    return list_documents(root).paths
-
-
-def read_document(path: Path, limit: int = MAX_BYTES) -> bytes:
-    """The bytes of a regular file, read safely: never more than ``limit`` + 1 bytes, never
-    blocking on a FIFO swapped in after listing, never a file that changed while read.
-
-    Raises UnreadableFile (too large, not a regular file, changed while read) or OSError.
-    """
-    # O_NONBLOCK: opening a FIFO does not wait for a writer; fstat then refuses it.
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        before = os.fstat(fd)
-        if not stat.S_ISREG(before.st_mode):
-            raise UnreadableFile(f"{_kind(before.st_mode)}, not a regular file; not read")
-        if before.st_size > limit:
-            raise UnreadableFile(f"file too large ({before.st_size} bytes; limit {limit})")
-        chunks, total = [], 0
-        while total <= limit:
-            piece = os.read(fd, min(1 << 20, limit + 1 - total))
-            if not piece:
-                break
-            chunks.append(piece)
-            total += len(piece)
-        if total > limit:
-            raise UnreadableFile(f"file too large (over {limit} bytes while reading; limit {limit})")
-        after = os.fstat(fd)
-    finally:
-        os.close(fd)
-    if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns) or total != before.st_size:
-        raise UnreadableFile("the file changed while it was being read; run again when it is complete")
-    return b"".join(chunks)
-
-
 PARALLEL_MIN_FILES = 64  # below this, starting worker processes costs more than it saves
+
+
 GROUP_FILES = 8  # files per task sent to a worker
+
+
 WINDOW_PER_WORKER = 4  # tasks in flight per worker
+
+
 WORKERS_MAX = 8
 
 

@@ -92,8 +92,23 @@ class DocKey:
         return cls(doc_id, version)
 
 
+class _VersionKeyed:
+    """``doc_key`` and ``key`` (doc_id@version) of what describes one document version."""
+
+    doc_id: str
+    version: str
+
+    @property
+    def doc_key(self) -> DocKey:
+        return DocKey(self.doc_id, self.version)
+
+    @property
+    def key(self) -> str:
+        return str(self.doc_key)
+
+
 @dataclass(frozen=True)
-class DocumentMeta:
+class DocumentMeta(_VersionKeyed):
     """Validated metadata of one document version."""
 
     doc_id: str
@@ -106,21 +121,13 @@ class DocumentMeta:
     superseded_by: str | None = None
     tags: tuple[str, ...] = ()
 
-    @property
-    def doc_key(self) -> DocKey:
-        return DocKey(self.doc_id, self.version)
-
-    @property
-    def key(self) -> str:
-        return str(self.doc_key)
-
 
 @dataclass(frozen=True)
 class SourceDocument:
     """A document that passed validation: where it came from, its bytes' hash, parse and metadata.
 
     ``parsed`` is None when the scan was told it may skip the body of a file whose exact
-    bytes the store already holds (a sync's fast path); see ``pipeline.parsed_document``.
+    bytes the store already holds (a sync's fast path); see ``plan.parsed_document``.
     """
 
     source: str  # path relative to the corpus root, with forward slashes
@@ -159,6 +166,22 @@ def chunk_id_prefix(text: str) -> str | None:
     if MIN_PREFIX <= len(wanted) <= CHUNK_ID_LENGTH and all(ch in "0123456789abcdef" for ch in wanted):
         return wanted
     return None
+
+
+def _shared_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields chunks and records both carry, from JSON: the document version, its title, and
+    who may read it and when (a missing status is "current")."""
+    return {
+        "doc_id": data["doc_id"],
+        "version": data["version"],
+        "title": data["title"],
+        "access": data["access"],
+        "effective_from": data.get("effective_from"),
+        "effective_to": data.get("effective_to"),
+        "status": data.get("status") or "current",
+        "superseded_by": data.get("superseded_by"),
+        "tags": tuple(data.get("tags") or ()),
+    }
 
 
 @dataclass(frozen=True)
@@ -227,9 +250,7 @@ class Chunk:
     def from_json(cls, data: Mapping[str, Any]) -> Chunk:
         return cls(
             chunk_id=data["chunk_id"],
-            doc_id=data["doc_id"],
-            version=data["version"],
-            title=data["title"],
+            **_shared_from_json(data),
             section=data["section"],
             sections=tuple(data.get("sections") or ()),
             heading_path=tuple(data.get("heading_path") or ()),
@@ -239,12 +260,6 @@ class Chunk:
             pages=tuple(int(p) for p in data.get("pages") or ()),
             text=data["text"],
             word_count=int(data["word_count"]),
-            access=data["access"],
-            effective_from=data.get("effective_from"),
-            effective_to=data.get("effective_to"),
-            status=data.get("status") or "current",
-            superseded_by=data.get("superseded_by"),
-            tags=tuple(data.get("tags") or ()),
             source=data["source"],
             source_sha256=data["source_sha256"],
             chunker=data["chunker"],
@@ -274,7 +289,7 @@ class Hit:
 
 
 @dataclass(frozen=True)
-class DocumentRecord:
+class DocumentRecord(_VersionKeyed):
     """What a store keeps per document version, next to its chunks: the state sync compares against."""
 
     doc_id: str
@@ -291,14 +306,6 @@ class DocumentRecord:
     tags: tuple[str, ...]
     settings_fingerprint: str  # chunker, sizes and parser version that shaped the chunks
     chunk_ids: tuple[str, ...]
-
-    @property
-    def doc_key(self) -> DocKey:
-        return DocKey(self.doc_id, self.version)
-
-    @property
-    def key(self) -> str:
-        return str(self.doc_key)
 
     @property
     def chunk_count(self) -> int:
@@ -326,18 +333,10 @@ class DocumentRecord:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> DocumentRecord:
         return cls(
-            doc_id=data["doc_id"],
-            version=data["version"],
-            title=data["title"],
+            **_shared_from_json(data),
             source=data["source"],
             source_sha256=data["source_sha256"],
             format=data["format"],
-            access=data["access"],
-            status=data.get("status") or "current",
-            effective_from=data.get("effective_from"),
-            effective_to=data.get("effective_to"),
-            superseded_by=data.get("superseded_by"),
-            tags=tuple(data.get("tags") or ()),
             settings_fingerprint=data["settings_fingerprint"],
             chunk_ids=tuple(data.get("chunk_ids") or ()),
         )

@@ -1,0 +1,437 @@
+"""HTML furniture and main-content rules: which elements are dropped (scripts, navigation,
+hidden, permalinks, site chrome) and which element of the page is its content."""
+
+from __future__ import annotations
+
+import re
+
+from ingest.parse._common import collapse_spaces
+from ingest.parse.html_source import _TAG_NAME, Element, _text_of
+
+DROPPED = {
+    "script",
+    "style",
+    "nav",
+    "noscript",
+    "template",
+    "head",
+    "iframe",
+    "object",
+    "svg",
+    "button",
+    "select",
+    "form",
+}
+
+
+PAGE_CHROME = {"header", "footer", "aside"}  # dropped unless inside the content itself
+
+
+CHROME_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search"}
+
+
+CONTENT_ROOTS = {"article", "main"}
+
+
+# Class names of furniture dropped wherever it is: DocBook's navigation bars and per-page
+# tables of contents, permalink marks, breadcrumbs and skip links.
+FURNITURE_CLASSES = {
+    "navheader",
+    "navfooter",
+    "toc",
+    "list-of-tables",
+    "list-of-figures",
+    "list-of-examples",
+    "list-of-procedures",
+    "headerlink",
+    "breadcrumb",
+    "breadcrumbs",
+    "skip-link",
+    "skiplink",
+}
+
+
+SITE_FOOTER_CLASSES = {"footer", "site-footer", "page-footer"}  # dropped unless inside the content
+
+
+ADMONITION_CLASSES = {
+    "admonition",
+    "note",
+    "warning",
+    "tip",
+    "caution",
+    "important",
+    "attention",
+    "danger",
+    "error",
+    "hint",
+    "seealso",
+    "todo",
+    "callout",
+    "markdown-alert",
+}
+
+
+ADMONITION_ELEMENTS = {"div", "aside", "section", "blockquote"}
+
+
+PERMALINK_MARKS = {"¶", "#", "§", "🔗", "⚓"}  # the whole text of a link to the element itself
+
+
+MIN_CONTENT_SHARE = 0.25  # a content element with less of the page's text is not the content
+
+
+HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+
+
+BLOCK_CONTAINERS = {
+    "html",
+    "body",
+    "div",
+    "section",
+    "article",
+    "main",
+    "blockquote",
+    "figure",
+    "figcaption",
+    "dl",
+    "dt",
+    "dd",
+    "li",
+    "address",
+    "details",
+    "summary",
+    "fieldset",
+    "center",
+    "caption",
+    "header",
+    "footer",
+    "hgroup",
+    "tbody",
+    "thead",
+    "tfoot",
+    "tr",
+    "td",
+    "th",
+    "hr",
+}
+
+
+BREAKING = BLOCK_CONTAINERS | set(HEADINGS) | {"p", "ul", "ol", "table", "pre", "br"}  # end a run of words
+
+
+# Tags whose class names are looked at (furniture, site footers, admonitions): block-level
+# elements and links. An inline span is never furniture by its class alone.
+CLASS_CHECKED = BLOCK_CONTAINERS | ADMONITION_ELEMENTS | {"a", "p", "ul", "ol", "dl", "table", "aside"}
+
+
+# Descendants that stop a subtree's text from being taken whole, as lxml serialises it.
+_SPECIAL_INSIDE = tuple(DROPPED | BREAKING)
+
+
+# Hiding attributes as written in a tag, at the attribute's name (the source lower-cased).
+_HIDING_ATTRIBUTES = {
+    "hidden": re.compile(r"hidden(?=[\s=/>])"),
+    "aria-hidden": re.compile(r"""aria-hidden\s*=\s*["']?\s*true"""),
+    "role": re.compile(r"""role\s*=\s*["']?\s*(?:navigation|banner|contentinfo|complementary|search)"""),
+    "style": re.compile(r"""style\s*=\s*["'][^"'>]*(?:display\s*:\s*none|visibility\s*:\s*hidden)"""),
+}
+
+
+def _name(node: Element) -> str:
+    """The element's tag name ("" for comments); libxml2 gives HTML names in lower case."""
+    tag = node.tag
+    return tag if tag.__class__ is str else ""
+
+
+def _classes(node: Element) -> set[str]:
+    value = node.get("class")
+    return set(value.lower().split()) if value else set()
+
+
+def _hidden(node: Element) -> bool:
+    """Not shown to a reader (``hidden``, ``aria-hidden``, ``display:none``) or a landmark of page chrome."""
+    attrib = node.attrib
+    if not attrib:
+        return False
+    if "hidden" in attrib or attrib.get("aria-hidden", "").strip().lower() == "true":
+        return True
+    if attrib.get("role", "").strip().lower() in CHROME_ROLES:
+        return True
+    style = attrib.get("style")
+    if not style:
+        return False
+    style = style.replace(" ", "").lower()
+    return "display:none" in style or "visibility:hidden" in style
+
+
+def _hidden_elements(source: str, body: Element) -> set[Element]:
+    """Every hidden element of the page (see :func:`_hidden`), found once.
+
+    Looking at the attributes of every element costs more than building the tree, so
+    only elements of the tag names that carry a hiding attribute somewhere in the source
+    are looked at (all elements when a tag name cannot be read).
+    """
+    lowered = source.lower()
+    tags: set[str] = set()
+    for word, pattern in _HIDING_ATTRIBUTES.items():
+        at = lowered.find(word)
+        while at != -1:  # str.find runs in C; a regex over the whole source would not
+            if at > 0 and lowered[at - 1].isspace() and pattern.match(lowered, at):
+                opening = lowered.rfind("<", 0, at)
+                if opening > lowered.rfind(">", 0, at):  # inside a tag, not running text
+                    name = _TAG_NAME.match(lowered, opening)
+                    if name is None:
+                        return {node for node in body.iter() if _name(node) and _hidden(node)}
+                    tags.add(name.group(1))
+            at = lowered.find(word, at + len(word))
+    return {node for node in body.iter(*tags) if _hidden(node)} if tags else set()
+
+
+def _permalinks(body: Element) -> set[Element]:
+    """Every permalink mark of the page (see :func:`_is_permalink`)."""
+    return {node for node in body.iter("a") if _is_permalink(node)}
+
+
+class _Page:
+    """What is known of the whole page while its blocks are made, found once: the elements
+    whose text is never shown (hidden elements and permalink marks), and those whose text
+    can be taken whole as lxml serialises it (nothing inside is hidden, dropped or a block,
+    which would need a look or a space)."""
+
+    def __init__(self, body: Element, hidden: set[Element]) -> None:
+        self.hidden = hidden
+        self.mixed: set[Element] = set()  # elements with such a descendant
+        for node in (*hidden, *body.iter(*_SPECIAL_INSIDE)):
+            for ancestor in node.iterancestors():
+                if ancestor in self.mixed:
+                    break
+                self.mixed.add(ancestor)
+
+    def skipped(self, node: Element, name: str) -> bool:
+        """Not part of a block's text: dropped, hidden, or a permalink mark."""
+        return name in DROPPED or node in self.hidden
+
+    def strings(self, node: Element, out: list[str], excluded: frozenset[Element] = frozenset()) -> None:
+        """The node's text pieces appended to ``out``; block elements and <br> are set apart by spaces."""
+        if node.text:
+            out.append(node.text)
+        for child in node:
+            name = child.tag
+            if name.__class__ is str and child not in excluded and not self.skipped(child, name):
+                if name in BREAKING:
+                    out.append(" ")
+                    self.strings(child, out, excluded)
+                    out.append(" ")
+                elif len(child):
+                    self.strings(child, out, excluded)
+                elif child.text:
+                    out.append(child.text)
+            if child.tail:
+                out.append(child.tail)
+
+    def inline_text(self, node: Element) -> str:
+        """The node's text, whitespace collapsed."""
+        if node not in self.mixed:
+            return collapse_spaces(_text_of(node))
+        out: list[str] = []
+        self.strings(node, out)
+        return collapse_spaces("".join(out))
+
+    def code_text(self, node: Element) -> str:
+        """Preformatted text as written; <br> is a line break."""
+        if node not in self.mixed:
+            text = str(_text_of(node))
+        else:
+            out: list[str] = []
+            self.code_strings(node, out)
+            text = "".join(out)
+        return text.rstrip().strip("\n")
+
+    def code_strings(self, node: Element, out: list[str]) -> None:
+        if node.text:
+            out.append(node.text)
+        for child in node:
+            name = _name(child)
+            if name == "br":
+                out.append("\n")
+            elif name and not self.skipped(child, name):
+                self.code_strings(child, out)
+            if child.tail:
+                out.append(child.tail)
+
+    def table_rows(self, table: Element) -> list[str]:
+        rows: list[str] = []
+        for row in table.iter("tr"):
+            if next(row.iterancestors("table"), None) is not table:
+                continue  # a nested table's row
+            cells = [self.inline_text(cell) for cell in row if cell.tag == "td" or cell.tag == "th"]
+            if any(cells):
+                rows.append(" | ".join(cells))
+        return rows
+
+    def list_lines(self, node: Element, depth: int) -> list[str]:
+        """One line per item (``- `` or ``N. ``), nested lists indented under their item; code
+        and tables inside an item keep their lines, indented under it."""
+        lines: list[str] = []
+        ordered = node.tag == "ol"
+        number = _start_number(node)
+        indent, inner = "  " * depth, "  " * (depth + 1)
+        stray: list[str] = [node.text or ""]  # text outside the items: a line of its own
+        for item in node:
+            name = _name(item)
+            if name == "li":
+                self.item_lines(item, f"{indent}{number}." if ordered else f"{indent}-", inner, stray, lines, depth)
+                number += 1
+            elif name and not self.skipped(item, name):
+                stray.append(" ")
+                self.strings(item, stray)
+                stray.append(" ")
+            stray.append(item.tail or "")
+        self.stray_line(stray, indent, lines)
+        while lines and not lines[-1]:
+            lines.pop()
+        return lines
+
+    @staticmethod
+    def stray_line(stray: list[str], indent: str, lines: list[str]) -> None:
+        text = collapse_spaces("".join(stray))
+        stray.clear()
+        if text:
+            lines.append(f"{indent}{text}")
+
+    def item_lines(
+        self, item: Element, marker: str, inner: str, stray: list[str], lines: list[str], depth: int
+    ) -> None:
+        """The lines of one list item (after any text before it that belongs to no item)."""
+        self.stray_line(stray, "  " * depth, lines)
+        if item not in self.mixed:
+            text = collapse_spaces(_text_of(item))
+            if text:
+                lines.append(f"{marker} {text}")
+            return
+        nested = [
+            sub
+            for sub in item.iter("ul", "ol")
+            if sub is not item and _nearest_list_item(sub) is item and self.shown_within(sub, item)
+        ]
+        first = True
+        for kind, content in self.item_parts(item, frozenset(nested)):
+            item_lines = [collapse_spaces("".join(content))] if kind == "text" else content
+            for line in item_lines:
+                if not line.strip():
+                    if kind == "lines" and not first:
+                        lines.append("")  # a blank line inside code
+                    continue
+                lines.append(f"{marker} {line}" if first else f"{inner}{line}")
+                first = False
+        for sub in nested:
+            lines.extend(self.list_lines(sub, depth + 1))
+
+    def shown_within(self, node: Element, container: Element) -> bool:
+        """Neither the node nor an element between it and ``container`` is dropped or hidden."""
+        for element in (node, *node.iterancestors()):
+            if element is container:
+                return True
+            if self.skipped(element, _name(element)):
+                return False
+        return True
+
+    def item_parts(self, item: Element, excluded: frozenset[Element]) -> list[tuple[str, list[str]]]:
+        """A list item's content in order: runs of text, and the lines of code or tables in it."""
+        parts: list[tuple[str, list[str]]] = []
+        pieces: list[str] = []
+
+        def visit(node: Element) -> None:
+            nonlocal pieces
+            if node.text:
+                pieces.append(node.text)
+            for child in node:
+                name = _name(child)
+                if name and child not in excluded and not self.skipped(child, name):
+                    if name == "pre" or name == "table":
+                        if pieces:
+                            parts.append(("text", pieces))
+                            pieces = []
+                        lines = self.code_text(child).split("\n") if name == "pre" else self.table_rows(child)
+                        parts.append(("lines", [line.rstrip() for line in lines]))
+                    elif name in BREAKING:
+                        pieces.append(" ")
+                        visit(child)
+                        pieces.append(" ")
+                    else:
+                        visit(child)
+                if child.tail:
+                    pieces.append(child.tail)
+
+        visit(item)
+        if pieces:
+            parts.append(("text", pieces))
+        return parts
+
+
+def _content_root(body: Element, page: _Page) -> Element | None:
+    """The element holding the page's main content, or None for the whole body.
+
+    In order: ``main`` or ``[role=main]``; the only ``article``; Sphinx's ``div.body``,
+    then ``div.document``. A candidate that is hidden, inside furniture, or holds less than
+    a quarter of the body's text (a page whose ``main`` is a banner) is passed over.
+    """
+    found: list[list[Element]] = [[], [], [], []]
+    for node in body.iter("main", "article", "div", "section"):
+        name = node.tag
+        if name == "main" or (node.get("role") or "").strip().lower() == "main":
+            found[0].append(node)
+        elif name == "article":
+            found[1].append(node)
+        elif name == "div":
+            classes = _classes(node)
+            if "body" in classes:
+                found[2].append(node)
+            elif "document" in classes:
+                found[3].append(node)
+    body_chars = 0
+    for rank, nodes in enumerate(found):
+        if not nodes or (rank == 1 and len(nodes) > 1):
+            continue  # several articles: a listing, whose content is all of them
+        node = nodes[0]
+        if not _shown(node, body, page):
+            continue
+        body_chars = body_chars or _text_length(body)
+        if _text_length(node) >= MIN_CONTENT_SHARE * body_chars:
+            return node
+    return None
+
+
+def _shown(node: Element, body: Element, page: _Page) -> bool:
+    """Neither the node nor an ancestor below ``body`` is hidden or dropped furniture."""
+    for element in (node, *node.iterancestors()):
+        if element is body:
+            return True
+        if _name(element) in DROPPED or element in page.hidden or _classes(element) & FURNITURE_CLASSES:
+            return False
+    return True
+
+
+def _text_length(node: Element) -> int:
+    """Characters of text in the element (script and style included: a rough measure)."""
+    return len(_text_of(node))
+
+
+def _is_permalink(node: Element) -> bool:
+    """A link to the element it sits in, shown as a mark (Sphinx's ``¶``, many sites' ``#``)."""
+    if "headerlink" in _classes(node):
+        return True
+    href = node.get("href")
+    return href is not None and href.startswith("#") and _text_of(node).strip() in PERMALINK_MARKS
+
+
+def _start_number(node: Element) -> int:
+    start = node.get("start")
+    if start is not None and re.fullmatch(r"\s*-?\d{1,6}\s*", start):
+        return int(start)
+    return 1
+
+
+def _nearest_list_item(node: Element) -> Element | None:
+    return next(node.iterancestors("li"), None)

@@ -1,0 +1,102 @@
+"""HTML source: bytes decoded by their declared or sniffed encoding, the lxml tree (deep nesting
+refused), and the ``<meta name>`` fields and ``<title>`` read as front matter."""
+
+from __future__ import annotations
+
+import codecs
+import re
+from typing import Any
+
+import lxml.etree
+from bs4.dammit import EncodingDetector
+
+from ingest.model import UnreadableFile
+from ingest.parse._common import collapse_spaces, normalise_newlines, strip_controls
+
+_TAG_NAME = re.compile(r"<([a-z][a-z0-9-]*)")
+
+
+Element = lxml.etree._Element
+
+
+_RESOURCE_LIMIT = getattr(lxml.etree.ErrorTypes, "ERR_RESOURCE_LIMIT", -1)
+
+
+def _text_of(node: Element) -> str:
+    """All text in a subtree (comments aside), as one string, joined in C."""
+    return lxml.etree.tostring(node, method="text", encoding=str, with_tail=False)
+
+
+def _tree(text: str, refuse_deep: bool = True) -> Element | None:
+    """The document's element tree (None when it holds no element at all).
+
+    ``huge_tree`` lifts libxml2's depth limit of 256 to 2048; deeper nesting is refused
+    rather than cut off, which libxml2 would otherwise do silently.
+    """
+    parser = lxml.etree.HTMLParser(encoding="utf-8", huge_tree=True, remove_pis=True)
+    try:
+        tree = lxml.etree.fromstring(text.encode("utf-8"), parser)
+    except lxml.etree.ParserError:
+        return None  # "Document is empty"
+    for error in parser.error_log if refuse_deep else ():
+        # libxml2 names the limit ERR_RESOURCE_LIMIT from 2.11 on (lxml >= 5.1); older ones only say so.
+        if error.type == _RESOURCE_LIMIT or "excessive depth" in error.message.lower():
+            raise UnreadableFile("nested too deeply to parse")
+    return tree
+
+
+def _decode(data: bytes) -> str:
+    """The document as text: its BOM or declared charset, else UTF-8 (strictly)."""
+    text_data, encoding = EncodingDetector.strip_byte_order_mark(data)
+    if not encoding:
+        if b"\x00" in data:
+            raise UnreadableFile("binary file")
+        encoding = _usable_encoding(EncodingDetector.find_declared_encoding(data, is_html=True))
+    if encoding and encoding not in ("utf-8", "utf8"):
+        text = text_data.decode(encoding, errors="replace")
+    else:
+        try:
+            text = text_data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UnreadableFile("not UTF-8 text" + ("" if encoding else " and no charset declared")) from None
+    if "\x00" in text:
+        raise UnreadableFile("binary file")
+    return strip_controls(normalise_newlines(text))
+
+
+def _usable_encoding(declared: str | None) -> str | None:
+    """A declared charset Python knows; UTF-16/32 declared without a BOM is ignored (as browsers do)."""
+    if not declared:
+        return None
+    try:
+        name = codecs.lookup(declared).name
+    except LookupError:
+        return None
+    return None if name.startswith(("utf-16", "utf-32")) else name
+
+
+def _add_field(fields: dict[str, Any], key: str, content: str) -> None:
+    """A repeated name gives a list of its values, in document order."""
+    if key not in fields:
+        fields[key] = content
+    elif isinstance(fields[key], list):
+        fields[key].append(content)
+    else:
+        fields[key] = [fields[key], content]
+
+
+def _metadata(tree: Element) -> dict[str, Any]:
+    """Every ``<meta name content>`` (names lower-cased; a repeated name gives a list)."""
+    fields: dict[str, Any] = {}
+    for meta in tree.iter("meta"):
+        name, content = meta.get("name"), meta.get("content")
+        if name is None or content is None or not name.strip():
+            continue
+        _add_field(fields, name.strip().lower(), content)
+    if "title" not in fields:
+        title = next(tree.iter("title"), None)
+        if title is not None:
+            value = collapse_spaces("".join(str(part) for part in title.itertext()))
+            if value:
+                fields["title"] = value
+    return fields

@@ -1,0 +1,142 @@
+"""PDF page furniture: running headers and footers repeated over pages or carrying the page
+number, small top-of-page headers, and line-end hyphens resolved over the whole document."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from ingest.parse._common import (
+    EdgeLine,
+    running_line_indices,
+)
+from ingest.parse.pdf_lines import _LEADING_LETTERS, _SHY, PARAGRAPH_GAP, Line
+
+HEADER_GAP = 3.0  # a small-font top line this many body sizes above the rest is a page header
+
+
+RUNNING_ZONE = 2  # lines at the top and bottom of a page that may be running headers
+
+
+_PAGE_LABEL = re.compile(r"(?:page\s+)?[-–—]?\s*\d{1,5}\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,5})?", re.IGNORECASE)
+
+
+_SHY_PAIR = re.compile(r"([^\W\d_]+)\u00ad([^\W\d_]+)")
+
+
+_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+
+
+_HYPHEN_END = re.compile(r"([^\W\d_]+)-$")
+
+
+def _without_running_lines(pages: list[list[Line]]) -> list[list[Line]]:
+    """Pages without their running headers and footers (see ``running_line_indices``)."""
+    tops: list[list[EdgeLine]] = []
+    bottoms: list[list[EdgeLine]] = []
+    for number, page in enumerate(pages, start=1):
+        heights = [-line.y for line in page]
+        order = sorted(range(len(page)), key=heights.__getitem__)
+        tops.append([_edge_line(page, order, p, number) for p in range(min(RUNNING_ZONE, len(order)))])
+        bottoms.append(
+            [_edge_line(page, order, p, number) for p in range(max(len(order) - RUNNING_ZONE, 0), len(order))]
+        )
+    drops = running_line_indices([tops, bottoms], len(pages))
+    kept = [[line for i, line in enumerate(page) if i not in drop] for page, drop in zip(pages, drops, strict=True)]
+    if not any(kept):
+        # Every line "repeats": one line a page, all alike. That is the document, not its
+        # furniture; refusing it as "no extractable text" would lose it.
+        kept = [list(page) for page in pages]
+    body_size = _body_size([line for page in kept for line in page])
+    return [_without_page_furniture(page, body_size) for page in kept]
+
+
+def _edge_line(page: list[Line], order: list[int], position: int, number: int) -> EdgeLine:
+    """The line at ``position`` from the top of page ``number`` (``order``: its lines from the
+    top down), and whether it stands a paragraph gap apart from the lines above and below."""
+    line = page[order[position]]
+    neighbours = [page[order[p]] for p in (position - 1, position + 1) if 0 <= p < len(order)]
+    apart = all(abs(line.y - other.y) > PARAGRAPH_GAP * max(line.size, other.size) for other in neighbours)
+    return EdgeLine(number, order[position], line.text, band=line.y, apart=apart)
+
+
+def _without_page_furniture(page: list[Line], body_size: float) -> list[Line]:
+    """Drop what is page furniture even when not repeated (say, on a one-page document).
+
+    A page number (``3``, ``- 3 -``, ``Page 3 of 9``) standing apart at the top or bottom,
+    and a top line in a smaller font than the body set well apart above everything else.
+    """
+    if len(page) < 2:
+        return page
+    by_height = sorted(page, key=lambda line: -line.y)
+    drop: list[Line] = []
+    top, below_top = by_height[0], by_height[1]
+    bottom, above_bottom = by_height[-1], by_height[-2]
+    for edge, neighbour in ((top, below_top), (bottom, above_bottom)):
+        apart = abs(edge.y - neighbour.y) > PARAGRAPH_GAP * max(edge.size, neighbour.size)
+        if apart and _PAGE_LABEL.fullmatch(edge.text):
+            drop.append(edge)
+    if top not in drop and top.size < body_size and top.y - below_top.y > HEADER_GAP * body_size:
+        drop.append(top)
+    if not drop:
+        return page
+    dropped = {id(line) for line in drop}
+    return [line for line in page if id(line) not in dropped]
+
+
+def _body_size(lines: Sequence[Line]) -> float:
+    """The font size most of the prose is set in (code and table lines left out, unless
+    there is nothing else)."""
+    sizes: Counter[float] = Counter()
+    for line in lines:
+        if not line.mono and len(line.cells) == 1:
+            sizes[line.size] += len(line.text)
+    if not sizes:
+        for line in lines:
+            sizes[line.size] += len(line.text)
+    return sizes.most_common(1)[0][0] if sizes else 0.0
+
+
+def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
+    """A line-end hyphen before a lower-case word part is kept when the hyphenated form is
+    the word (``self-`` + ``contained``: "selfcontained" is nowhere else in the document,
+    "self-contained" is) and dropped otherwise, by ending the line without it or with it.
+
+    Lines whose hyphen stays are marked ``keep_hyphen``; the joining does the rest.
+    """
+    candidates = [
+        index
+        for index in range(len(lines) - 1)
+        if lines[index].text.endswith("-")
+        and lines[index + 1].text[:1].islower()
+        and _HYPHEN_END.search(lines[index].text[-64:])
+    ]
+    joined_by_pdfium = [index for index, line in enumerate(lines) if _SHY in line.text]
+    if not candidates and not joined_by_pdfium:
+        return lines
+    # one search over the whole text (a word never spans a line break, "\n" is no letter)
+    words: Counter[str] = Counter(map(str.casefold, _WORD.findall("\n".join([line.text for line in lines]))))
+
+    def resolve(match: re.Match[str]) -> str:
+        left, right = match.group(1), match.group(2)
+        hyphen = words[(left + right).casefold()] == 0 and words[f"{left}-{right}".casefold()] > 0
+        return f"{left}-{right}" if hyphen else left + right
+
+    result = list(lines)
+    for index in joined_by_pdfium:
+        line = lines[index]
+        cells = tuple(_SHY_PAIR.sub(resolve, cell).replace(_SHY, "") for cell in line.cells)
+        result[index] = dataclasses.replace(line, text=_SHY_PAIR.sub(resolve, line.text).replace(_SHY, ""), cells=cells)
+    for index in candidates:
+        left_match = _HYPHEN_END.search(lines[index].text[-64:])
+        right_match = _LEADING_LETTERS.match(lines[index + 1].text)
+        if not left_match or not right_match:  # (left always matches: candidates were chosen so)
+            continue
+        left = left_match.group(1)
+        right = right_match.group()
+        joined, hyphenated = (left + right).casefold(), f"{left}-{right}".casefold()
+        if words[joined] == 0 and words[hyphenated] > 0:
+            result[index] = dataclasses.replace(result[index], keep_hyphen=True)
+    return result

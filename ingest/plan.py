@@ -1,0 +1,395 @@
+"""The sync plan: what a run does to each document version (new, changed, moved, kept,
+removed...) from the scanned folder and the stored records, and the run's result."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from ingest.chunk import ChunkLimitExceeded, chunk_document
+from ingest.corpus import CorpusScan, read_document
+from ingest.model import Chunk, DocumentProblems, DocumentRecord, SourceDocument, UnreadableFile
+from ingest.parse import PARSER_VERSION, parse_bytes
+from ingest.settings import ChunkSettings
+from ingest.store.base import ItemError
+
+if TYPE_CHECKING:  # only an annotation: sync imports this module
+    from ingest.sync import _EarlyWriter
+
+Action = Literal["new", "changed", "moved", "unchanged", "removed", "rejected", "kept"]
+
+
+ACTIONS: tuple[Action, ...] = ("new", "changed", "moved", "unchanged", "removed", "rejected", "kept")
+
+
+@dataclass(frozen=True)
+class WrittenChunk:
+    """A chunk already written while the scan parsed its document: only its ID is kept."""
+
+    chunk_id: str
+
+
+class WrittenChunks:
+    """The chunk IDs of a document written as the scan parsed it, packed (10 bytes per 20-hex-char
+    ID) so that a run holds no chunk text and little else between parsing and its records."""
+
+    def __init__(self, ids: Iterable[str]) -> None:
+        self._ids = tuple(ids)
+        self._packed = b""
+        if all(len(i) == 20 for i in self._ids):
+            try:
+                self._packed, self._ids = b"".join(bytes.fromhex(i) for i in self._ids), ()
+            except ValueError:
+                self._packed = b""
+
+    def __len__(self) -> int:
+        return len(self._packed) // 10 if self._packed else len(self._ids)
+
+    def ids(self) -> list[str]:
+        if not self._packed:
+            return list(self._ids)
+        return [self._packed[i : i + 10].hex() for i in range(0, len(self._packed), 10)]
+
+    def __iter__(self) -> Iterator[WrittenChunk]:
+        return (WrittenChunk(cid) for cid in self.ids())
+
+
+# a document, its chunks (still to write, or written during the scan), the stored version it replaces
+ToWrite = tuple[SourceDocument, list[Chunk] | WrittenChunks, DocumentRecord | None]
+
+
+def settings_fingerprint(chunking: ChunkSettings) -> str:
+    """What shaped a document's chunks: a change here means its chunks must be rebuilt."""
+    return f"{chunking.describe()}|parser:{PARSER_VERSION}"
+
+
+@dataclass(frozen=True)
+class PlannedDocument:
+    action: Action
+    key: str  # doc_id@version
+    source: str
+    reason: str = ""
+    write: int = 0  # chunks to write
+    delete: int = 0  # chunks to delete
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "document": self.key,
+            "source": self.source,
+            "reason": self.reason,
+            "chunks_write": self.write,
+            "chunks_delete": self.delete,
+        }
+
+
+@dataclass
+class Plan:
+    items: list[PlannedDocument] = field(default_factory=list)
+    # what executing needs, kept out of the printable plan
+    to_write: list[ToWrite] = field(default_factory=list)
+    to_remove: list[DocumentRecord] = field(default_factory=list)
+    problems: list[DocumentProblems] = field(default_factory=list)
+    overrides: list[str] = field(default_factory=list)
+    # sources of problems that are folders, not documents (not counted as rejected documents)
+    folders: frozenset[str] = frozenset()
+    # doc_ids whose new version was rejected (by validation, the chunker or the store):
+    # none of their stored versions is removed by this run
+    held: set[str] = field(default_factory=set)
+    present: set[str] = field(default_factory=set)  # doc_id@version of every valid document in the folder
+    # versions withdrawn because the folder now limits who may read them or when (see _withdraw)
+    withdrawn: set[str] = field(default_factory=set)
+
+    def count(self, action: Action) -> int:
+        return sum(1 for item in self.items if item.action == action)
+
+    def set_action(self, key: str, action: Action, reason: str) -> None:
+        """Re-mark a planned document once the run knows better (refused, or kept)."""
+        for index, item in enumerate(self.items):
+            if item.key == key:
+                self.items[index] = replace(
+                    item, action=action, reason=reason, write=0 if action != "removed" else item.write
+                )
+
+
+def record_for(doc: SourceDocument, chunks: Iterable[Chunk | WrittenChunk], fingerprint: str) -> DocumentRecord:
+    meta = doc.meta
+    return DocumentRecord(
+        doc_id=meta.doc_id,
+        version=meta.version,
+        title=meta.title,
+        source=doc.source,
+        source_sha256=doc.sha256,
+        format=doc.format,
+        access=meta.access,
+        status=meta.status,
+        effective_from=meta.effective_from.isoformat() if meta.effective_from else None,
+        effective_to=meta.effective_to.isoformat() if meta.effective_to else None,
+        superseded_by=meta.superseded_by,
+        tags=tuple(meta.tags),
+        settings_fingerprint=fingerprint,
+        chunk_ids=tuple(c.chunk_id for c in chunks),
+    )
+
+
+METADATA_FIELDS = ("title", "access", "status", "effective_from", "effective_to", "superseded_by", "tags")
+
+
+def _metadata_differs(doc: SourceDocument, old: DocumentRecord) -> list[str]:
+    meta = doc.meta
+    new = {
+        "title": meta.title,
+        "access": meta.access,
+        "status": meta.status,
+        "effective_from": meta.effective_from.isoformat() if meta.effective_from else None,
+        "effective_to": meta.effective_to.isoformat() if meta.effective_to else None,
+        "superseded_by": meta.superseded_by,
+        "tags": tuple(meta.tags),
+    }
+    return [f for f in METADATA_FIELDS if new[f] != getattr(old, f)]
+
+
+def parsed_document(doc: SourceDocument, root: Path) -> SourceDocument:
+    """The document with its body parsed: a scan may have skipped it (bytes already stored)."""
+    if doc.parsed is not None:
+        return doc
+    data = read_document(Path(root) / doc.source)
+    if hashlib.sha256(data).hexdigest() != doc.sha256:
+        raise UnreadableFile("the file changed while this run was reading it; run again")
+    return replace(doc, parsed=parse_bytes(data, doc.source))
+
+
+def with_corpus_limits(chunking: ChunkSettings, corpus: ChunkSettings) -> ChunkSettings:
+    """The chunk settings with ingest.toml's [chunking] limits wherever the caller left a limit
+    at its default (callers build ChunkSettings from --chunker/--size/--overlap alone)."""
+    defaults = ChunkSettings()
+    changes = {
+        name: getattr(corpus, name)
+        for name in ("max_chunk_bytes", "max_chunks_per_document")
+        if getattr(chunking, name) == getattr(defaults, name)
+    }
+    return replace(chunking, **changes) if changes else chunking
+
+
+def plan_sync(
+    scan: CorpusScan,
+    stored: Iterable[DocumentRecord],
+    chunking: ChunkSettings,
+    *,
+    full: bool = False,
+    accept_edits: bool = False,
+    early: _EarlyWriter | None = None,
+) -> Plan:
+    """Compare the folder with the store's records; decides, writes nothing (but deletes again
+    the chunks ``early`` wrote during the scan for documents it does not take).
+
+    Only documents that must be written are parsed (if the scan skipped them) and chunked.
+    """
+    stored_by_key = {} if full else {r.key: r for r in stored}
+    plan = Plan(problems=list(scan.problems), folders=frozenset(scan.unreadable_folders))
+    # doc_ids with a version in the folder that could not be taken: their stored versions stay
+    plan.held = {p.doc_id for p in scan.rejected if p.doc_id}
+    for doc in scan.documents:
+        _plan_document(plan, doc, stored_by_key.get(doc.meta.key), scan.root, chunking, accept_edits, early)
+    if early is not None:
+        early.undo_rejected()
+    _plan_removals(plan, scan, stored_by_key)
+    return plan
+
+
+def _changes(doc: SourceDocument, old: DocumentRecord, fingerprint: str) -> tuple[Action, list[str]]:
+    """What a stored version needs to match the folder's: changed (and why), moved or unchanged."""
+    reasons: list[str] = []
+    if old.source_sha256 != doc.sha256:
+        reasons.append(EDITED)
+    if old.settings_fingerprint != fingerprint:
+        reasons.append(f"settings changed ({old.settings_fingerprint} → {fingerprint})")
+    changed_meta = _metadata_differs(doc, old)
+    if changed_meta:
+        reasons.append(f"metadata changed ({', '.join(changed_meta)})")
+    if reasons:
+        return "changed", reasons
+    if old.source != doc.source:
+        # Same bytes under a new path: chunk IDs stay, their `source` field moves.
+        return "moved", [f"moved from {old.source}"]
+    return "unchanged", []
+
+
+EDITED = "content edited without a version bump (--accept-edits)"
+
+
+# Who may read a version, and when: the stored chunks must never stay readable by other roles or
+# on other days than the folder now says, even when its edited content is refused.
+VISIBILITY_FIELDS = ("access", "effective_from", "effective_to", "status")
+
+
+def _withdraw_if_visibility_changed(plan: Plan, doc: SourceDocument, old: DocumentRecord) -> None:
+    """The folder's file changed without a version bump (refused) AND now gives other access,
+    dates or status: keeping the stored chunks would serve them to readers the folder no longer
+    allows (e.g. public → staff). Withdraw the stored version until the document is re-indexed."""
+    changed = [f for f in _metadata_differs(doc, old) if f in VISIBILITY_FIELDS]
+    if not changed:
+        return
+    fields = ", ".join(f"{f} {getattr(old, f)!r} → {getattr(record_for(doc, [], ''), f)!r}" for f in changed)
+    message = (
+        f"{doc.source}: {fields} in the folder: the stored version {old.version} is withdrawn (never kept "
+        "readable under its old access or dates); the next run indexes the file as it now is"
+    )
+    last = plan.problems.pop()  # the refusal just reported for this file: one record, both reasons
+    plan.problems.append(replace(last, problems=(*last.problems, message)))
+    plan.items.append(PlannedDocument("removed", old.key, old.source, f"withdrawn: {fields}", delete=old.chunk_count))
+    plan.to_remove.append(old)
+    plan.withdrawn.add(old.key)
+
+
+def _plan_document(
+    plan: Plan,
+    doc: SourceDocument,
+    old: DocumentRecord | None,
+    root: Path,
+    chunking: ChunkSettings,
+    edits: bool,
+    early: _EarlyWriter | None = None,
+) -> None:
+    """One valid document of the folder: unchanged, or chunked (unless ``early`` already did,
+    as the scan parsed it) and planned for writing."""
+    key = doc.meta.key
+    plan.present.add(key)
+    if old is not None and old.source_sha256 != doc.sha256 and not edits:
+        plan.problems.append(
+            DocumentProblems(
+                doc.source,
+                doc.meta.doc_id,
+                (
+                    f"{doc.source}: version: content changed but version {doc.meta.version!r} did not "
+                    f"(store holds sha256 {old.source_sha256[:12]}…, file has {doc.sha256[:12]}…); "
+                    "bump the version, or pass --accept-edits to replace it deliberately",
+                ),
+            )
+        )
+        plan.items.append(PlannedDocument("rejected", key, doc.source, "content changed, version did not"))
+        _withdraw_if_visibility_changed(plan, doc, old)
+        return
+    action, reasons = ("new", []) if old is None else _changes(doc, old, settings_fingerprint(chunking))
+    if action == "unchanged":
+        plan.items.append(PlannedDocument("unchanged", key, doc.source))
+        return
+    if EDITED in reasons:
+        plan.overrides.append(f"{doc.source}: {key} replaced in place (--accept-edits)")
+    try:
+        chunks: list[Chunk] | WrittenChunks
+        if early is not None and doc.source in early.chunked:
+            chunks = early.take(doc.source)
+        else:
+            chunks = chunk_document(parsed_document(doc, root), chunking)
+    except (OSError, UnreadableFile) as exc:
+        plan.problems.append(DocumentProblems(doc.source, doc.meta.doc_id, (f"{doc.source}: unreadable file: {exc}",)))
+        plan.items.append(PlannedDocument("rejected", key, doc.source, str(exc)))
+        plan.held.add(doc.meta.doc_id)
+        return
+    except ChunkLimitExceeded as exc:
+        # Refused before any write, the same way for every store; the stored version stays.
+        plan.problems.append(DocumentProblems(doc.source, doc.meta.doc_id, (f"{doc.source}: {exc}",)))
+        plan.items.append(PlannedDocument("rejected", key, doc.source, str(exc)))
+        plan.held.add(doc.meta.doc_id)
+        return
+    stale = len(set(old.chunk_ids) - {c.chunk_id for c in chunks}) if old else 0
+    plan.items.append(PlannedDocument(action, key, doc.source, "; ".join(reasons), len(chunks), stale))
+    plan.to_write.append((doc, chunks, old))
+
+
+def _plan_removals(plan: Plan, scan: CorpusScan, stored_by_key: Mapping[str, DocumentRecord]) -> None:
+    """Stored versions the folder no longer has: removed, unless they must be kept."""
+    rejected_sources = frozenset(p.source for p in scan.rejected)
+    versions_present: dict[str, list[str]] = {}
+    for doc in scan.documents:
+        versions_present.setdefault(doc.meta.doc_id, []).append(doc.meta.version)
+    for key, old in sorted(stored_by_key.items()):
+        if key in plan.present:
+            continue
+        why = keep_reason(old, scan, plan.held, rejected_sources)
+        if why:
+            # What cannot be read or was rejected is a problem (exit 1), never a deletion.
+            plan.items.append(PlannedDocument("kept", key, old.source, why))
+            continue
+        others = versions_present.get(old.doc_id)
+        reason = f"version {old.version} no longer in the folder" + (
+            f" (it has {', '.join(sorted(others))})" if others else ""
+        )
+        plan.items.append(PlannedDocument("removed", key, old.source, reason, delete=old.chunk_count))
+        plan.to_remove.append(old)
+
+
+def keep_reason(
+    old: DocumentRecord, scan: CorpusScan, held: set[str], rejected_sources: frozenset[str] | None = None
+) -> str | None:
+    """Why a stored version that is not in the folder's valid documents must stay, or None.
+
+    Its file is still there but rejected or unreadable; it lies under a folder that could
+    not be read; or a new version of its doc_id was rejected: the last good version of a
+    document is never deleted before a replacement is in.
+    """
+    if rejected_sources is None:
+        rejected_sources = frozenset(p.source for p in scan.rejected)
+    if old.source in rejected_sources:
+        return f"{old.source} was rejected this time; the stored version is kept"
+    for folder in scan.unreadable_folders:
+        if old.source.startswith(folder.rstrip("/") + "/"):
+            return f"{folder} could not be read; the stored version is kept"
+    if old.doc_id in held:
+        return f"a new version of {old.doc_id} was rejected; the stored version {old.version} is kept"
+    return None
+
+
+@dataclass
+class RunResult:
+    store: str
+    plan: Plan
+    seen: int
+    written: int = 0
+    deleted: int = 0
+    total: int = 0
+    repaired: dict[str, int] = field(default_factory=dict)
+    errors: list[ItemError] = field(default_factory=list)
+    defaulted_access: int = 0
+    elapsed_s: float = 0.0
+    dry_run: bool = False
+    access_changes: list[str] = field(default_factory=list)  # aliases re-pointed to follow [roles]
+    warnings: list[str] = field(default_factory=list)  # problems after the writes; counts stay true
+
+    @property
+    def ok(self) -> bool:
+        return not self.plan.problems and not self.errors
+
+    def to_json(self) -> dict[str, Any]:
+        plan = self.plan
+        return {
+            "store": self.store,
+            "dry_run": self.dry_run,
+            "documents": {
+                "seen": self.seen,
+                "indexed": plan.count("new") + plan.count("changed") + plan.count("moved"),
+                "new": plan.count("new"),
+                "changed": plan.count("changed"),
+                "moved": plan.count("moved"),
+                "unchanged": plan.count("unchanged"),
+                # problem records of documents (not the one of inventory.yaml itself)
+                "rejected": sum(
+                    1 for p in plan.problems if p.source.startswith("documents/") and p.source not in plan.folders
+                ),
+                "removed": plan.count("removed"),
+                "defaulted_access": self.defaulted_access,
+            },
+            "chunks": {"written": self.written, "deleted": self.deleted, "total": self.total},
+            "problems": [p.to_json() for p in plan.problems],
+            "errors": [{"id": e.id, "reason": e.reason} for e in self.errors],
+            "overrides": list(plan.overrides),
+            "repaired": self.repaired,
+            "access_repaired": self.access_changes,
+            "warnings": self.warnings,
+            "plan": [item.to_json() for item in plan.items if item.action != "unchanged"],
+            "elapsed_s": round(self.elapsed_s, 3),
+        }
