@@ -194,8 +194,6 @@ def _locked_run(store: Store, job: _Job) -> RunResult:
         fingerprint = settings_fingerprint(job.chunking)
         tick = _ticker(job.progress, steps)
         _write_plan(store, plan, fingerprint, result, tick, job.batch_chunks, journal=journal, refused=early.refused)
-        if steps or any(repaired.values()) or journal.keys:
-            store.refresh()
         result.total = _total_after(stored, plan)
     updates = {**_meta(job.settings, job.chunking, store.analysis), JOURNAL: "", SCAN_MEMO: _memo_json(scan, result)}
     current = store.get_meta() if job.full or rebuild_reason else meta

@@ -275,7 +275,7 @@ class StoreWriter(Protocol):
 class Store(StoreReader, StoreWriter, Protocol):
     """Both sides, as each store implements them, plus the older forms kept until every caller
     has moved (the lead drops them after the merge): ``put_document``, ``delete_document``,
-    ``refresh`` (a no-op for callers: each store makes its writes searchable itself) and, in both
+    and, in both
     stores (not here), ``search(query, labels, as_of, …, role=…)`` beside ``search(query, Access(…), …)``."""
 
     def full_rebuild(self) -> AbstractContextManager[Store]: ...
@@ -283,5 +283,3 @@ class Store(StoreReader, StoreWriter, Protocol):
     def put_document(self, record: DocumentRecord) -> None: ...
 
     def delete_document(self, doc_id: str, version: str) -> None: ...
-
-    def refresh(self) -> None: ...

@@ -274,9 +274,6 @@ class SQLiteStore(SearchEntry):
             finally:
                 conn.close()
 
-    def refresh(self) -> None:
-        """Nothing to do: SQLite reads see committed writes at once (kept for older callers)."""
-
     def reconcile_access(
         self, roles: Mapping[str, Sequence[str]] | None = None, *, check: bool = False, full: bool = False
     ) -> list[str]:
