@@ -105,7 +105,15 @@ DEFAULT_WRITE_BATCH_CHUNKS = 2000  # chunks per write batch: a few bulk requests
 
 def _refusal(doc: SourceDocument, errors: list[ItemError], old: DocumentRecord | None) -> DocumentProblems:
     first = errors[0]
-    kept = f"; the stored version {old.version} stays searchable" if old else ""
+    if old is not None and old.key == doc.meta.key and old.access != doc.meta.access:
+        # Moving to another access label takes each chunk out of its old label's index first
+        # (never readable under both): what was refused is gone from the old label too.
+        kept = (
+            f"; the stored version {old.version} was taken out of access {old.access!r} first and is not "
+            "searchable until a run writes it again (the next run does)"
+        )
+    else:
+        kept = f"; the stored version {old.version} stays searchable" if old else ""
     more = f" (and {len(errors) - 1} more chunks)" if len(errors) > 1 else ""
     return DocumentProblems(
         doc.source,
