@@ -388,6 +388,35 @@ def show(
         print_chunk(chunk, before, after)
 
 
+@app.command(epilog=STORE_ENV)
+@store_options
+def layout(
+    corpus: Path = typer.Argument(..., help="The corpus folder whose ingest.toml [roles] the aliases must follow."),
+    check: bool = typer.Option(
+        False, "--check", help="Report what differs and change nothing (exit 1 if anything does)."
+    ),
+    flags: StoreFlags = NO_FLAGS,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Make every role alias match [roles] (every run does this first); --check only reports."""
+    with store_command(flags, as_json) as (config, connection):
+        settings = load_settings(corpus_dir(corpus))
+        target = open_store(config, settings, create=False)
+        try:
+            target.check()
+            changes = target.reconcile_access(settings.roles, check=check)
+        finally:
+            target.close()
+        if as_json:
+            emit_json({"store": connection.display, "check": check, "changes": changes})
+        else:
+            for line in changes:
+                out.print(safe(line))
+            out.print(f"access layout: {len(changes)} {'difference(s)' if check else 'change(s)'}")
+        if check and changes:
+            raise typer.Exit(FAILED)
+
+
 @app.command(epilog=STORE_ENV + " " + CORPUS_ENV)
 @store_options
 def verify(

@@ -282,3 +282,28 @@ def test_a_name_that_is_not_utf8_is_escaped_for_people_and_exact_in_json(tmp_pat
     data = json.loads(cli("validate", corpus, "--json").stdout)
     sources = [os.fsencode(p["source"]) for p in data["problems"]]
     assert b"documents/bad\xff\x1b[31mname.md" in sources
+
+
+@pytest.mark.elasticsearch
+def test_layout_checks_and_repairs_role_aliases_by_hand(tmp_path, es_url, es_prefix):
+    """`ingest layout --check` reports a staff index added to the public alias (exit 1) and changes
+    nothing; `ingest layout` takes it out; the check is then clean (what every run does first)."""
+    from elasticsearch import Elasticsearch
+
+    corpus = make_corpus(tmp_path / "corpus")
+    store = ("--store", es_url, "--index-prefix", es_prefix)
+    assert cli("run", corpus, *store).returncode == 0
+    client = Elasticsearch(es_url)
+    try:
+        staff = next(iter(client.indices.get_alias(index=f"{es_prefix}-chunks_staff_*")))
+        client.indices.update_aliases(actions=[{"add": {"index": staff, "alias": f"{es_prefix}-chunks-public"}}])
+        checked = cli("layout", corpus, *store, "--check", "--json")
+        assert checked.returncode == 1, checked.stderr
+        assert any(staff in line for line in json.loads(checked.stdout)["changes"])
+        assert staff in client.indices.get_alias(name=f"{es_prefix}-chunks-public")  # --check changed nothing
+        repaired = cli("layout", corpus, *store, "--json")
+        assert repaired.returncode == 0 and json.loads(repaired.stdout)["changes"], repaired.stderr
+        assert staff not in client.indices.get_alias(name=f"{es_prefix}-chunks-public")
+        assert cli("layout", corpus, *store, "--check").returncode == 0
+    finally:
+        client.close()
