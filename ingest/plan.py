@@ -4,7 +4,7 @@ removed...) from the scanned folder and the stored records, and the run's result
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -105,6 +105,12 @@ class Plan:
 
     def count(self, action: Action) -> int:
         return sum(1 for item in self.items if item.action == action)
+
+    def replaced(self, doc_id: str) -> bool:
+        """A valid version of ``doc_id`` is in the folder and was not refused: it, not an older
+        stored version, is what readers get (a version rejected beside it changes nothing)."""
+        live: tuple[Action, ...] = ("new", "changed", "moved", "unchanged")
+        return any(item.action in live and item.key.split("@", 1)[0] == doc_id for item in self.items)
 
     def set_action(self, key: str, action: Action, reason: str) -> None:
         """Re-mark a planned document once the run knows better (refused, or kept)."""
@@ -310,7 +316,7 @@ def _plan_removals(plan: Plan, scan: CorpusScan, stored_by_key: Mapping[str, Doc
     for key, old in sorted(stored_by_key.items()):
         if key in plan.present:
             continue
-        why = keep_reason(old, scan, plan.held, rejected_sources)
+        why = keep_reason(old, scan, plan.held, rejected_sources, plan.replaced)
         if why:
             # What cannot be read or was rejected is a problem (exit 1), never a deletion.
             plan.items.append(PlannedDocument("kept", key, old.source, why))
@@ -324,7 +330,11 @@ def _plan_removals(plan: Plan, scan: CorpusScan, stored_by_key: Mapping[str, Doc
 
 
 def keep_reason(
-    old: DocumentRecord, scan: CorpusScan, held: set[str], rejected_sources: frozenset[str] | None = None
+    old: DocumentRecord,
+    scan: CorpusScan,
+    held: set[str],
+    rejected_sources: frozenset[str] | None = None,
+    replaced: Callable[[str], bool] | None = None,
 ) -> str | None:
     """Why a stored version that is not in the folder's valid documents must stay, or None.
 
@@ -339,8 +349,10 @@ def keep_reason(
     for folder in scan.unreadable_folders:
         if old.source.startswith(folder.rstrip("/") + "/"):
             return f"{folder} could not be read; the stored version is kept"
-    if old.doc_id in held:
-        return f"a new version of {old.doc_id} was rejected; the stored version {old.version} is kept"
+    if old.doc_id in held and not (replaced is not None and replaced(old.doc_id)):
+        # Kept only while no valid version of the document replaces it: otherwise an older
+        # version (public, say) would outlive a re-release that narrowed who may read it.
+        return f"another version of {old.doc_id} was rejected; the stored version {old.version} is kept"
     return None
 
 

@@ -156,7 +156,7 @@ def _write_plan(
         tick(len(batch))
     removals = []
     for old in plan.to_remove:
-        if old.doc_id in plan.held and old.key not in plan.withdrawn:
+        if old.doc_id in plan.held and not plan.replaced(old.doc_id) and old.key not in plan.withdrawn:
             plan.set_action(old.key, "kept", f"its replacement was refused; version {old.version} stays")
         else:
             removals.append(old)
@@ -215,7 +215,7 @@ def _carry_over(
     carried = []
     rejected_sources = frozenset(p.source for p in scan.rejected)
     for old in candidates:
-        why = keep_reason(old, scan, plan.held, rejected_sources)
+        why = keep_reason(old, scan, plan.held, rejected_sources, plan.replaced)
         if why is None:
             continue
         chunks = old_store.document_chunks(old.doc_id, old.version)

@@ -436,3 +436,31 @@ def test_access_tightened_in_an_edited_file_without_a_version_bump_withdraws_the
         assert "doc-0@1" not in {r.key for r in store.documents()}
     finally:
         store.close()
+
+
+def test_a_rejected_old_version_does_not_keep_a_replaced_version_readable(tmp_path, target):
+    """v1 (superseded by v2) and v2 public are stored; v2's file becomes v3 with access staff while
+    v1's file turns invalid (superseded_by names a version no longer in the folder). v3 replaces
+    v2: public must no longer read v2 (an outside pass found it kept, also after --full)."""
+    corpus = tmp_path / "corpus"
+    write_doc(corpus, "pol-v1.md", "pol", version="1", effective_from="2024-01-01", effective_to="2025-06-30",
+              status="superseded", superseded_by="pol@2")
+    v2 = write_doc(corpus, "pol-v2.md", "pol", version="2", salt="zebra", effective_from="2025-07-01")
+    for full in (False, True):
+        store = target.open(corpus)
+        try:
+            assert run(corpus, store).ok
+            v2.write_text(v2.read_text(encoding="utf-8").replace('version: "2"', 'version: "3"')
+                          .replace("access: public", "access: staff"), encoding="utf-8")
+            result = run(corpus, store, full=full)
+            assert not result.ok  # v1 is rejected (superseded_by pol@2 names no document)
+            keys = {r.key for r in store.documents()}
+            assert "pol@3" in keys and "pol@2" not in keys, (full, keys)
+            hits = store.search("zebra", ["public"], None, role="public", top=20)
+            assert not [h for h in hits if h.chunk.doc_id == "pol"], (full, hits)
+        finally:
+            store.close()
+        # start the second round (--full) from the original folder and an empty store
+        v2.write_text(v2.read_text(encoding="utf-8").replace('version: "3"', 'version: "2"')
+                      .replace("access: staff", "access: public"), encoding="utf-8")
+        target = type(target)(target.url.replace("index.sqlite", "index-full.sqlite"), (target.prefix or "") + "-full" if target.prefix else None)
