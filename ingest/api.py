@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from ingest.config import Config, ConnectionConfig, load, resolve
 from ingest.model import Chunk, Hit
 from ingest.settings import ChunkSettings, Settings, chunking_with
+from ingest.store.base import QueryTooLarge
 
 if TYPE_CHECKING:
     from ingest.pipeline import RunResult
@@ -34,10 +35,6 @@ TODAY = "today"
 
 class UnknownRole(ValueError):
     """A role neither the index nor the default roles know (exit 2 in the CLI)."""
-
-
-class QueryTooLarge(ValueError):
-    """More distinct words than a search takes (exit 2 in the CLI), the same limit on both stores."""
 
 
 # Elasticsearch turns every word (repeated ones too) into clauses per searched field and refuses a
@@ -223,7 +220,8 @@ def run_pipeline(
         allow_empty=options.allow_empty,
         on_file=on_file,
         progress=progress,
-        **config.tuning_for(pipeline.run),
+        workers=config.workers,
+        write_batch_chunks=config.write_batch_chunks,
     )
 
 

@@ -176,7 +176,7 @@ def validate(
         started = time.perf_counter()
         with progress_bar(not as_json and not quiet, "validating") as bar:
             on_file = bar.ticker("reading", file_total(corpus) if bar else None)
-            scan = scan_corpus(corpus, settings, on_file=on_file, **config.tuning_for(scan_corpus))
+            scan = scan_corpus(corpus, settings, on_file=on_file, workers=config.workers)
         write_junit(
             junit_file,
             junit.documents_suite("validate", [(d.source, d.meta.key) for d in scan.documents], scan.problems),
@@ -437,9 +437,7 @@ def verify(
         try:
             with progress_bar(not as_json and not quiet, "verifying") as bar:
                 on_file = bar.ticker("re-reading", file_total(corpus) if bar else None)
-                result = pipeline.verify(
-                    corpus, target, settings, on_file=on_file, **config.tuning_for(pipeline.verify)
-                )
+                result = pipeline.verify(corpus, target, settings, on_file=on_file, workers=config.workers)
         finally:
             target.close()
         data = result.to_json()

@@ -25,7 +25,6 @@ content, it moves between machines and clusters, and credentials do not belong i
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -319,15 +318,6 @@ class Config:
     def analyzer(self) -> str | None:
         """The BM25 analyzer override (INGEST_ES_ANALYZER); None: the one of [search] language."""
         return self.connection.analyzer if self.connection else None
-
-    def tuning_for(self, func: Callable[..., Any]) -> dict[str, Any]:
-        """The tuning keywords (``workers``, ``write_batch_chunks``) ``func`` takes, to pass down.
-
-        Merge bridge while the library learns them: a keyword ``func`` does not take yet is left
-        out, and ``func`` keeps its own default for it."""
-        values = {"workers": self.workers, "write_batch_chunks": self.write_batch_chunks}
-        accepted = inspect.signature(func).parameters
-        return {name: value for name, value in values.items() if name in accepted and value is not None}
 
 
 def load(

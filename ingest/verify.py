@@ -87,12 +87,16 @@ class _Mismatches:
 
 
 def verify(
-    corpus: Path, store: Store, settings: Settings, on_file: Callable[[str], None] | None = None
+    corpus: Path,
+    store: Store,
+    settings: Settings,
+    on_file: Callable[[str], None] | None = None,
+    workers: int | None = None,
 ) -> VerifyResult:
     """Re-parse every source; every stored chunk must equal its characters; folder and store agree."""
     store.check()
     access_layout = store.reconcile_access(settings.roles, check=True)  # reports, changes nothing
-    scan = scan_corpus(corpus, settings, on_file=on_file)
+    scan = scan_corpus(corpus, settings, on_file=on_file, workers=workers)
     texts = {doc.meta.key: doc.parsed.text for doc in scan.documents if doc.parsed is not None}
     records = {r.key: r for r in store.documents()}
     # A file edited without a version bump was refused by `run`; its stored chunks still
