@@ -71,16 +71,9 @@ class WordIndex:
                 yield s, e
 
 
-def parsed_of(doc: SourceDocument) -> ParsedDocument:
-    """The parsed text a chunker needs; a document scanned without its body cannot be chunked."""
-    if doc.parsed is None:
-        raise ValueError(f"{doc.source}: no parsed text to chunk (the scan skipped its body)")
-    return doc.parsed
-
-
 def chunk_document(doc: SourceDocument, settings: ChunkSettings) -> list[Chunk]:
     """The chunks of one document, in document order, positions 0, 1, 2 …"""
-    parsed = parsed_of(doc)
+    parsed = doc.parsed
     text = parsed.text
     words = WordIndex.of(text)
     if not words:
@@ -390,7 +383,7 @@ def make_chunk(
     while lead + 1 < len(blocks) and blocks[lead].kind == "heading" and blocks[lead + 1].start < end:
         lead += 1
     heading_path = blocks[lead].heading_path if blocks else ()
-    meta, parsed = doc.meta, parsed_of(doc)
+    meta, parsed = doc.meta, doc.parsed
     return Chunk(
         chunk_id=chunk_id(meta.doc_id, meta.version, start, end),
         doc_id=meta.doc_id,

@@ -31,13 +31,14 @@ from ingest.cli_options import (
     FAILED,
     INTERNAL,
     NO_FLAGS,
+    NO_REPORT,
     RUN_ENV,
     STORE_ENV,
     USAGE,
     CommandError,
     JsonOpt,
-    JunitOpt,
     QuietOpt,
+    ReportFlags,
     StoreFlags,
     VerboseOpt,
     command_config,
@@ -46,6 +47,7 @@ from ingest.cli_options import (
     file_total,
     handled,
     open_store,
+    report_options,
     set_debug,
     store_command,
     store_options,
@@ -157,35 +159,33 @@ def parse(
 
 
 @app.command(epilog=CORPUS_ENV)
+@report_options
 def validate(
     corpus: Path = typer.Argument(
         ..., help="The corpus folder (with documents/, optional inventory.yaml and ingest.toml)."
     ),
-    junit_file: Path | None = JunitOpt,
-    quiet: bool = QuietOpt,
-    verbose: bool = VerboseOpt,
-    as_json: bool = JsonOpt,
+    report: ReportFlags = NO_REPORT,
 ) -> None:
     """Check every document's metadata and readability; list every problem; write nothing."""
     from ingest.corpus import scan_corpus
 
-    with handled(as_json):
+    with handled(report.as_json):
         config = command_config()
         corpus = corpus_dir(corpus)
         settings = load_settings(corpus)
         started = time.perf_counter()
-        with progress_bar(not as_json and not quiet, "validating") as bar:
+        with progress_bar(not report.as_json and not report.quiet, "validating") as bar:
             on_file = bar.ticker("reading", file_total(corpus) if bar else None)
             scan = scan_corpus(corpus, settings, on_file=on_file, workers=config.workers)
         write_junit(
-            junit_file,
+            report.junit_file,
             junit.documents_suite("validate", [(d.source, d.meta.key) for d in scan.documents], scan.problems),
         )
-        if as_json:
+        if report.as_json:
             emit_json(scan.to_json())
         else:
-            print_scan(scan, quiet, verbose)
-            if verbose:
+            print_scan(scan, report.quiet, report.verbose)
+            if report.verbose:
                 out.print(f"({time.perf_counter() - started:.2f}s)")
         if not scan.ok:
             raise typer.Exit(FAILED)
@@ -193,6 +193,7 @@ def validate(
 
 @app.command(epilog=STORE_ENV + " " + RUN_ENV)
 @store_options
+@report_options
 def run(
     corpus: Path = typer.Argument(..., help="The corpus folder."),
     chunker: str | None = typer.Option(
@@ -214,24 +215,21 @@ def run(
     allow_empty: bool = typer.Option(
         False, "--allow-empty", help="Allow an empty documents/ folder to remove every stored document."
     ),
-    junit_file: Path | None = JunitOpt,
+    report: ReportFlags = NO_REPORT,
     flags: StoreFlags = NO_FLAGS,
-    quiet: bool = QuietOpt,
-    verbose: bool = VerboseOpt,
-    as_json: bool = JsonOpt,
 ) -> None:
     """Validate, chunk and write to the store: only what changed; what left the folder is deleted."""
     # --strict first plans without writing; it writes (a second pass) only when nothing was rejected.
     options = RunOptions(
         full=full, dry_run=dry_run or strict, accept_edits=accept_edits, wait_s=wait, allow_empty=allow_empty
     )
-    with store_command(flags, as_json) as (config, connection):
+    with store_command(flags, report.as_json) as (config, connection):
         corpus = corpus_dir(corpus)
         settings = load_settings(corpus)
         chunking = chunking_with(settings.chunking, chunker, size, overlap, "options")
         target = open_store(config, settings)
         try:
-            with progress_bar(not as_json and not quiet, "indexing") as bar:
+            with progress_bar(not report.as_json and not report.quiet, "indexing") as bar:
                 total_files = file_total(corpus) if bar else None
                 start = functools.partial(run_pipeline, corpus, target, settings, chunking, config)
                 result = _execute(start, options, bar, total_files)
@@ -241,14 +239,16 @@ def run(
                     result = _execute(start, writing, bar, total_files)
         finally:
             target.close()
-        write_junit(junit_file, junit.run_suite(result))
+        write_junit(report.junit_file, junit.run_suite(result))
         data = result.to_json()
         if strict_refused:
             data["strict"] = "refused: documents rejected, nothing written"
-        if as_json:
+        if report.as_json:
             emit_json(data)
         else:
-            print_run(result, data, dry_run=dry_run, strict_refused=strict_refused, quiet=quiet, verbose=verbose)
+            print_run(
+                result, data, dry_run=dry_run, strict_refused=strict_refused, quiet=report.quiet, verbose=report.verbose
+            )
         if not result.ok:
             raise typer.Exit(FAILED)
 
@@ -453,6 +453,7 @@ def verify(
 
 @app.command(name="eval", epilog=STORE_ENV)
 @store_options
+@report_options
 def eval_(
     questions: Path = typer.Argument(..., help="questions.yaml"),
     top: int = typer.Option(5, "--top", "-k", min=1, help="k for hit@k."),
@@ -465,18 +466,15 @@ def eval_(
         show_default=False,
     ),
     max_leaks: int = typer.Option(0, "--max-leaks", min=0, help="Gate: exit 1 when more leaks than this."),
-    junit_file: Path | None = JunitOpt,
+    report: ReportFlags = NO_REPORT,
     flags: StoreFlags = NO_FLAGS,
-    quiet: bool = QuietOpt,
-    verbose: bool = VerboseOpt,
-    as_json: bool = JsonOpt,
 ) -> None:
     """hit@k and MRR overall and per category, the missed questions, and every leak; with the
     gates, exit 1 below --min-hit-at-k or above --max-leaks (an empty store never passes)."""
     from ingest.evaluate import evaluate, gate_failures, load_questions
     from ingest.store import require_ingest_index
 
-    with store_command(flags, as_json) as (config, connection):
+    with store_command(flags, report.as_json) as (config, connection):
         qs = load_questions(questions)
         index = Index(open_store(config, create=False), connection)
         started = time.perf_counter()
@@ -488,13 +486,13 @@ def eval_(
         finally:
             index.close()
         failures = gate_failures(result, min_hit_at_k, max_leaks)
-        write_junit(junit_file, junit.questions_suite(result, failures))
-        if as_json:
+        write_junit(report.junit_file, junit.questions_suite(result, failures))
+        if report.as_json:
             data = {**result.to_json(), "store": connection.display}
             emit_json({**data, "gate": {"passed": not failures, "failures": failures}})
         else:
-            print_eval(result, failures, top, quiet, verbose)
-            if verbose:
+            print_eval(result, failures, top, report.quiet, report.verbose)
+            if report.verbose:
                 out.print(f"({time.perf_counter() - started:.2f}s)")
             print_leaks_and_gate(result, failures)
         if failures:

@@ -132,21 +132,58 @@ STORE_OPTIONS: dict[str, tuple[Any, Any]] = {
 
 def store_options(command: Callable[..., None]) -> Callable[..., None]:
     """Give ``command`` (which takes ``flags: StoreFlags``) the connection options, written once
-    here instead of in every command: typer reads the signature this sets."""
+    here instead of in every command; they stand before its --quiet/--json options."""
+    return _with_options(command, "flags", STORE_OPTIONS, StoreFlags, before=("quiet", "as_json"))
+
+
+@dataclass(frozen=True)
+class ReportFlags:
+    """How a command that reports on many documents was asked to report, as typed."""
+
+    junit_file: Path | None = None
+    quiet: bool = False
+    verbose: bool = False
+    as_json: bool = False
+
+
+NO_REPORT = ReportFlags()  # the default of a command's ``report`` (the wrapper always passes real ones)
+
+REPORT_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "junit_file": (Path | None, JunitOpt),
+    "quiet": (bool, QuietOpt),
+    "verbose": (bool, VerboseOpt),
+    "as_json": (bool, JsonOpt),
+}
+
+
+def report_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Give ``command`` (which takes ``report: ReportFlags``) --junit, --quiet, --verbose and --json,
+    as its last options."""
+    return _with_options(command, "report", REPORT_OPTIONS, ReportFlags)
+
+
+def _with_options(
+    command: Callable[..., None],
+    name: str,
+    options: dict[str, tuple[Any, Any]],
+    build: Callable[..., Any],
+    before: tuple[str, ...] = (),
+) -> Callable[..., None]:
+    """``command`` with its parameter ``name`` replaced by ``options`` (typer reads the signature
+    this sets), placed before the first parameter named in ``before`` (else last); the wrapper
+    builds the value of ``name`` from them."""
     signature = inspect.signature(command, eval_str=True)
-    params = [p for p in signature.parameters.values() if p.name != "flags"]
-    json_at = next((n for n, p in enumerate(params) if p.name in ("quiet", "as_json")), len(params))
-    added = [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind)
-        for name, (kind, option) in STORE_OPTIONS.items()
+    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in signature.parameters.values() if p.name != name]
+    at = next((n for n, p in enumerate(params) if p.name in before), len(params))
+    params[at:at] = [
+        inspect.Parameter(option, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind)
+        for option, (kind, default) in options.items()
     ]
-    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params]
-    params[json_at:json_at] = added
 
     @functools.wraps(command)
     def wrapper(**kwargs: Any) -> None:
-        flags = StoreFlags(**{name: kwargs.pop(name) for name in STORE_OPTIONS})
-        command(flags=flags, **kwargs)
+        value = build(**{option: kwargs.pop(option) for option in options})
+        command(**{name: value}, **kwargs)
 
     wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in params}

@@ -38,7 +38,16 @@ from ingest.metadata import (
     read_inventory,
     resolve_metadata,
 )
-from ingest.model import FORMATS, DocumentMeta, DocumentProblems, ParsedDocument, SourceDocument, UnreadableFile
+from ingest.model import (
+    FORMATS,
+    DocumentMeta,
+    DocumentProblems,
+    ParsedDocument,
+    ScannedDocument,
+    SourceDocument,
+    UnparsedDocument,
+    UnreadableFile,
+)
 from ingest.parse import PARSER_VERSION, SUFFIXES, format_of, parse_bytes, read_metadata
 from ingest.settings import Settings
 
@@ -46,7 +55,7 @@ from ingest.settings import Settings
 @dataclass(frozen=True)
 class CorpusScan:
     root: Path
-    documents: tuple[SourceDocument, ...]  # valid ones, sorted by source
+    documents: tuple[ScannedDocument, ...]  # valid ones, sorted by source
     rejected: tuple[DocumentProblems, ...]  # sorted by source
     formats: Mapping[str, int]  # files seen per format, every format listed
     defaulted_access: int  # valid documents whose access came from settings.access_default
@@ -119,7 +128,7 @@ class Accepted:
     """A file whose metadata is valid on its own (cross-document checks come later)."""
 
     source: str
-    document: SourceDocument
+    document: ScannedDocument
     defaulted: bool = False  # its access came from settings.access_default
 
 
@@ -259,16 +268,17 @@ def _check_file(
     meta, problems, defaulted = resolve_metadata(source, fields, entry, settings)
     if meta is None:
         return _rejected(source, fields, entry, problems, sha256)
+    if parsed is None:
+        return Accepted(source, UnparsedDocument(source, sha256, meta, _format(path.name)), defaulted)
     document = SourceDocument(source=source, sha256=sha256, parsed=parsed, meta=meta, format=_format(path.name))
-    if parsed is not None:
-        # The term limit does not depend on chunk settings: `validate` refuses what `run` would.
-        from ingest.chunk import ChunkLimitExceeded, check_headings, check_terms
+    # The term limit does not depend on chunk settings: `validate` refuses what `run` would.
+    from ingest.chunk import ChunkLimitExceeded, check_headings, check_terms
 
-        try:
-            check_terms(parsed.text, document)
-            check_headings(parsed.blocks)
-        except ChunkLimitExceeded as exc:
-            return _rejected(source, fields, entry, [f"{source}: {exc}"], sha256)
+    try:
+        check_terms(parsed.text, document)
+        check_headings(parsed.blocks)
+    except ChunkLimitExceeded as exc:
+        return _rejected(source, fields, entry, [f"{source}: {exc}"], sha256)
     return Accepted(source, document, defaulted)
 
 
@@ -341,7 +351,7 @@ def _reuse(paths: list[Path], root: Path, memo: ScanMemo) -> tuple[dict[str, Sca
         if meta is None or source in memo.problem_sources:
             todo.append(path)
             continue
-        document = SourceDocument(source=source, sha256=sha256, parsed=None, meta=meta, format=_format(path.name))
+        document = UnparsedDocument(source=source, sha256=sha256, meta=meta, format=_format(path.name))
         reused[source] = Accepted(source, document, source in memo.defaulted)
     return reused, todo
 
@@ -360,8 +370,8 @@ def scan_corpus(
 
     ``on_file(source)`` is called for each file as its result arrives (for a progress bar).
     A file whose SHA-256 is in ``skip_body`` (bytes a store already holds, and so parsed
-    fine before) has only its metadata read; its ``parsed`` is None. A file ``memo`` knows
-    is only hashed (``parsed`` None too). ``workers``: parser processes (None: one per
+    fine before) has only its metadata read (an UnparsedDocument). A file ``memo`` knows
+    is only hashed (an UnparsedDocument too). ``workers``: parser processes (None: one per
     core, at most 8). ``on_accepted`` sees each file that passed its own checks as it arrives
     and returns what the scan keeps of it (a run chunks and writes it there and drops its body).
     """

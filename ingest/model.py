@@ -11,7 +11,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, TypeAlias
 
 FORMATS = ("markdown", "html", "text", "pdf")
 
@@ -124,17 +124,33 @@ class DocumentMeta(_VersionKeyed):
 
 @dataclass(frozen=True)
 class SourceDocument:
-    """A document that passed validation: where it came from, its bytes' hash, parse and metadata.
-
-    ``parsed`` is None when the scan was told it may skip the body of a file whose exact
-    bytes the store already holds (a sync's fast path); see ``plan.parsed_document``.
-    """
+    """A document that passed validation, with its parsed body: what a chunker receives."""
 
     source: str  # path relative to the corpus root, with forward slashes
     sha256: str
-    parsed: ParsedDocument | None
+    parsed: ParsedDocument
     meta: DocumentMeta
     format: str = ""
+
+    def without_body(self) -> UnparsedDocument:
+        """The same document, its parsed body dropped (its chunks are already made)."""
+        return UnparsedDocument(self.source, self.sha256, self.meta, self.format)
+
+
+@dataclass(frozen=True)
+class UnparsedDocument:
+    """A document that passed validation without its body being kept: its bytes are already
+    stored (a sync's fast path reads only their metadata) or were chunked and written as the
+    scan read them. ``plan.parsed_document`` parses it again when it must be chunked."""
+
+    source: str  # path relative to the corpus root, with forward slashes
+    sha256: str
+    meta: DocumentMeta
+    format: str = ""
+
+
+# What a corpus scan accepts: a document with its parsed body, or its metadata only.
+ScannedDocument: TypeAlias = SourceDocument | UnparsedDocument
 
 
 @dataclass(frozen=True)

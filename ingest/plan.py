@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ingest.chunk import ChunkLimitExceeded, chunk_document
 from ingest.corpus import CorpusScan, read_document
-from ingest.model import Chunk, DocumentProblems, DocumentRecord, SourceDocument, UnreadableFile
+from ingest.model import Chunk, DocumentProblems, DocumentRecord, ScannedDocument, SourceDocument, UnreadableFile
 from ingest.parse import PARSER_VERSION, parse_bytes
 from ingest.settings import ChunkSettings
 from ingest.store.base import ItemError
@@ -58,7 +58,7 @@ class WrittenChunks:
 
 
 # a document, its chunks (still to write, or written during the scan), the stored version it replaces
-ToWrite = tuple[SourceDocument, list[Chunk] | WrittenChunks, DocumentRecord | None]
+ToWrite = tuple[ScannedDocument, list[Chunk] | WrittenChunks, DocumentRecord | None]
 
 
 def settings_fingerprint(chunking: ChunkSettings) -> str:
@@ -121,7 +121,7 @@ class Plan:
                 )
 
 
-def record_for(doc: SourceDocument, chunks: Iterable[Chunk | WrittenChunk], fingerprint: str) -> DocumentRecord:
+def record_for(doc: ScannedDocument, chunks: Iterable[Chunk | WrittenChunk], fingerprint: str) -> DocumentRecord:
     meta = doc.meta
     return DocumentRecord(
         doc_id=meta.doc_id,
@@ -144,28 +144,19 @@ def record_for(doc: SourceDocument, chunks: Iterable[Chunk | WrittenChunk], fing
 METADATA_FIELDS = ("title", "access", "status", "effective_from", "effective_to", "superseded_by", "tags")
 
 
-def _metadata_differs(doc: SourceDocument, old: DocumentRecord) -> list[str]:
-    meta = doc.meta
-    new = {
-        "title": meta.title,
-        "access": meta.access,
-        "status": meta.status,
-        "effective_from": meta.effective_from.isoformat() if meta.effective_from else None,
-        "effective_to": meta.effective_to.isoformat() if meta.effective_to else None,
-        "superseded_by": meta.superseded_by,
-        "tags": tuple(meta.tags),
-    }
-    return [f for f in METADATA_FIELDS if new[f] != getattr(old, f)]
+def _metadata_differs(doc: ScannedDocument, old: DocumentRecord) -> list[str]:
+    new = record_for(doc, [], "")  # the folder's metadata in the stored form
+    return [f for f in METADATA_FIELDS if getattr(new, f) != getattr(old, f)]
 
 
-def parsed_document(doc: SourceDocument, root: Path) -> SourceDocument:
+def parsed_document(doc: ScannedDocument, root: Path) -> SourceDocument:
     """The document with its body parsed: a scan may have skipped it (bytes already stored)."""
-    if doc.parsed is not None:
+    if isinstance(doc, SourceDocument):
         return doc
     data = read_document(Path(root) / doc.source)
     if hashlib.sha256(data).hexdigest() != doc.sha256:
         raise UnreadableFile("the file changed while this run was reading it; run again")
-    return replace(doc, parsed=parse_bytes(data, doc.source))
+    return SourceDocument(doc.source, doc.sha256, parse_bytes(data, doc.source), doc.meta, doc.format)
 
 
 def with_corpus_limits(chunking: ChunkSettings, corpus: ChunkSettings) -> ChunkSettings:
@@ -206,7 +197,7 @@ def plan_sync(
     return plan
 
 
-def _changes(doc: SourceDocument, old: DocumentRecord, fingerprint: str) -> tuple[Action, list[str]]:
+def _changes(doc: ScannedDocument, old: DocumentRecord, fingerprint: str) -> tuple[Action, list[str]]:
     """What a stored version needs to match the folder's: changed (and why), moved or unchanged."""
     reasons: list[str] = []
     if old.source_sha256 != doc.sha256:
@@ -232,14 +223,15 @@ EDITED = "content edited without a version bump (--accept-edits)"
 VISIBILITY_FIELDS = ("access", "effective_from", "effective_to", "status")
 
 
-def _withdraw_if_visibility_changed(plan: Plan, doc: SourceDocument, old: DocumentRecord) -> None:
+def _withdraw_if_visibility_changed(plan: Plan, doc: ScannedDocument, old: DocumentRecord) -> None:
     """The folder's file changed without a version bump (refused) AND now gives other access,
     dates or status: keeping the stored chunks would serve them to readers the folder no longer
     allows (e.g. public → staff). Withdraw the stored version until the document is re-indexed."""
     changed = [f for f in _metadata_differs(doc, old) if f in VISIBILITY_FIELDS]
     if not changed:
         return
-    fields = ", ".join(f"{f} {getattr(old, f)!r} → {getattr(record_for(doc, [], ''), f)!r}" for f in changed)
+    now = record_for(doc, [], "")
+    fields = ", ".join(f"{f} {getattr(old, f)!r} → {getattr(now, f)!r}" for f in changed)
     message = (
         f"{doc.source}: {fields} in the folder: the stored version {old.version} is withdrawn (never kept "
         "readable under its old access or dates); the next run indexes the file as it now is"
@@ -253,7 +245,7 @@ def _withdraw_if_visibility_changed(plan: Plan, doc: SourceDocument, old: Docume
 
 def _plan_document(
     plan: Plan,
-    doc: SourceDocument,
+    doc: ScannedDocument,
     old: DocumentRecord | None,
     root: Path,
     chunking: ChunkSettings,

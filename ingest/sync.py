@@ -4,12 +4,11 @@ and what a full rebuild carries over."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 
 from ingest.chunk import ChunkLimitExceeded, chunk_document
 from ingest.corpus import Accepted, CorpusScan
 from ingest.journal import _Journal
-from ingest.model import Chunk, DocumentProblems, DocumentRecord, SourceDocument
+from ingest.model import Chunk, DocumentProblems, DocumentRecord, ScannedDocument, SourceDocument, UnparsedDocument
 from ingest.plan import Plan, PlannedDocument, RunResult, ToWrite, WrittenChunks, keep_reason, record_for
 from ingest.settings import ChunkSettings
 from ingest.store.base import ItemError, Store, batched
@@ -40,14 +39,15 @@ class _EarlyWriter:
         self.refused: dict[str, ItemError] = {}  # by chunk ID
         self.errors: list[ItemError] = []
         self.written = 0
-        self._batch: list[tuple[SourceDocument, list[Chunk]]] = []
+        self._batch: list[tuple[UnparsedDocument, list[Chunk]]] = []
         self._size = 0
 
     def __call__(self, accepted: Accepted) -> Accepted:
         doc = accepted.document
-        if doc.parsed is None:
+        if not isinstance(doc, SourceDocument):
             return accepted
-        light = Accepted(accepted.source, replace(doc, parsed=None), accepted.defaulted)
+        body_dropped = doc.without_body()
+        light = Accepted(accepted.source, body_dropped, accepted.defaulted)
         if doc.meta.key in self.stored:
             # A stored version is rewritten only after the checks between documents: its chunk IDs
             # are the stored ones, and writing them now could change what readers see of it.
@@ -60,7 +60,7 @@ class _EarlyWriter:
         self.chunked[doc.source] = WrittenChunks(c.chunk_id for c in chunks)
         self.keys[doc.source] = doc.meta.key
         if self.store is not None:
-            self._batch.append((light.document, chunks))
+            self._batch.append((body_dropped, chunks))
             self._size += len(chunks)
             if self._size >= self.batch_chunks:
                 self.flush()
@@ -103,7 +103,7 @@ class _EarlyWriter:
 DEFAULT_WRITE_BATCH_CHUNKS = 2000  # chunks per write batch: a few bulk requests, bounded memory
 
 
-def _refusal(doc: SourceDocument, errors: list[ItemError], old: DocumentRecord | None) -> DocumentProblems:
+def _refusal(doc: ScannedDocument, errors: list[ItemError], old: DocumentRecord | None) -> DocumentProblems:
     first = errors[0]
     if old is not None and old.key == doc.meta.key and old.access != doc.meta.access:
         # Moving to another access label takes each chunk out of its old label's index first

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.corpus import scan_corpus
-from ingest.model import DocumentProblems, DocumentRecord
+from ingest.model import DocumentProblems, DocumentRecord, SourceDocument
 from ingest.plan import METADATA_FIELDS, record_for
 from ingest.settings import Settings
 from ingest.store.base import Store
@@ -97,7 +97,7 @@ def verify(
     store.check()
     access_layout = store.reconcile_access(settings.roles, check=True)  # reports, changes nothing
     scan = scan_corpus(corpus, settings, on_file=on_file, workers=workers)
-    texts = {doc.meta.key: doc.parsed.text for doc in scan.documents if doc.parsed is not None}
+    texts = {doc.meta.key: doc.parsed.text for doc in scan.documents if isinstance(doc, SourceDocument)}
     records = {r.key: r for r in store.documents()}
     # A file edited without a version bump was refused by `run`; its stored chunks still
     # cite the bytes the store indexed, so they are reported as such, not as untraceable.
