@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, fields
 from datetime import date
 from typing import Any, TypeAlias
 
@@ -184,6 +184,23 @@ def chunk_id_prefix(text: str) -> str | None:
     return None
 
 
+def json_fields(record: Any, *, rename: Mapping[str, str] | None = None, skip: Collection[str] = ()) -> dict[str, Any]:
+    """A record's dataclass fields as JSON, in the order declared: tuples as lists, nested records
+    as their own ``to_json()``; ``rename`` gives a field another JSON key, ``skip`` leaves it out."""
+    names = rename or {}
+    return {
+        names.get(f.name, f.name): _json_value(getattr(record, f.name)) for f in fields(record) if f.name not in skip
+    }
+
+
+def _json_value(value: Any) -> Any:
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if isinstance(value, (tuple, list)):
+        return [_json_value(item) for item in value]
+    return value
+
+
 def _shared_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
     """The fields chunks and records both carry, from JSON: the document version, its title, and
     who may read it and when (a missing status is "current")."""
@@ -237,30 +254,7 @@ class Chunk:
         return DocKey(self.doc_id, self.version)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "chunk_id": self.chunk_id,
-            "doc_id": self.doc_id,
-            "version": self.version,
-            "title": self.title,
-            "section": self.section,
-            "sections": list(self.sections),
-            "heading_path": list(self.heading_path),
-            "position": self.position,
-            "start": self.start,
-            "end": self.end,
-            "pages": list(self.pages),
-            "text": self.text,
-            "word_count": self.word_count,
-            "access": self.access,
-            "effective_from": self.effective_from,
-            "effective_to": self.effective_to,
-            "status": self.status,
-            "superseded_by": self.superseded_by,
-            "tags": list(self.tags),
-            "source": self.source,
-            "source_sha256": self.source_sha256,
-            "chunker": self.chunker,
-        }
+        return json_fields(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Chunk:
@@ -328,23 +322,8 @@ class DocumentRecord(_VersionKeyed):
         return len(self.chunk_ids)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "doc_id": self.doc_id,
-            "version": self.version,
-            "title": self.title,
-            "source": self.source,
-            "source_sha256": self.source_sha256,
-            "format": self.format,
-            "access": self.access,
-            "status": self.status,
-            "effective_from": self.effective_from,
-            "effective_to": self.effective_to,
-            "superseded_by": self.superseded_by,
-            "tags": list(self.tags),
-            "settings_fingerprint": self.settings_fingerprint,
-            "chunk_count": self.chunk_count,
-            "chunk_ids": list(self.chunk_ids),
-        }
+        data = json_fields(self, skip=("chunk_ids",))
+        return {**data, "chunk_count": self.chunk_count, "chunk_ids": list(self.chunk_ids)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> DocumentRecord:

@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ingest.chunk import ChunkLimitExceeded, chunk_document
 from ingest.corpus import CorpusScan, read_document
-from ingest.model import Chunk, DocumentProblems, DocumentRecord, ScannedDocument, SourceDocument, UnreadableFile
+from ingest.model import (
+    Chunk,
+    DocumentProblems,
+    DocumentRecord,
+    ScannedDocument,
+    SourceDocument,
+    UnreadableFile,
+    json_fields,
+)
 from ingest.parse import PARSER_VERSION, parse_bytes
 from ingest.settings import ChunkSettings
 from ingest.store.base import ItemError
@@ -76,14 +84,7 @@ class PlannedDocument:
     delete: int = 0  # chunks to delete
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "action": self.action,
-            "document": self.key,
-            "source": self.source,
-            "reason": self.reason,
-            "chunks_write": self.write,
-            "chunks_delete": self.delete,
-        }
+        return json_fields(self, rename={"key": "document", "write": "chunks_write", "delete": "chunks_delete"})
 
 
 @dataclass

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.corpus import scan_corpus
-from ingest.model import DocumentProblems, DocumentRecord, SourceDocument
+from ingest.model import DocumentProblems, DocumentRecord, SourceDocument, json_fields
 from ingest.plan import METADATA_FIELDS, record_for
 from ingest.settings import Settings
 from ingest.store.base import Store
@@ -45,18 +45,7 @@ class VerifyResult:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "chunks": self.chunks,
-            "untraceable": self.untraceable,
-            "missing_in_store": self.missing_in_store,
-            "stale_in_store": self.stale_in_store,
-            "orphan_chunks": self.orphan_chunks,
-            "incomplete_documents": self.incomplete_documents,
-            "edited_in_folder": self.edited_in_folder,
-            "metadata_mismatch": self.metadata_mismatch,
-            "access_layout": self.access_layout,
-            "rejected": [p.to_json() for p in self.problems],
-        }
+        return {**json_fields(self, skip=("problems",)), "rejected": [p.to_json() for p in self.problems]}
 
 
 class _Mismatches:
