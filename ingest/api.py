@@ -20,7 +20,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ingest.config import Config, ConnectionConfig, load, resolve
+from ingest.config import Config, ConnectionConfig, ConnectionRequest, load, resolve
 from ingest.model import Chunk, Hit
 from ingest.settings import ChunkSettings, Settings, chunking_with
 from ingest.store.base import QueryTooLarge
@@ -165,15 +165,7 @@ def open_store(
     Raises StoreUnavailable when the store cannot be reached, ConfigError for a bad URL or option."""
     from ingest.store import open_store as _open
 
-    config = resolve(
-        url,
-        index_prefix=prefix,
-        cloud_id=cloud_id,
-        ca_certs=ca_certs,
-        ssl_assert_fingerprint=ssl_assert_fingerprint,
-        verify_certs=verify_certs,
-        timeout=timeout,
-    )
+    config = resolve(ConnectionRequest(url, prefix, cloud_id, ca_certs, ssl_assert_fingerprint, verify_certs, timeout))
     store = _open(config, create=create)
     try:
         store.check()  # fail here, not on the first search: unreachable, refused, or no such file

@@ -39,7 +39,6 @@ from ingest.cli_options import (
     JsonOpt,
     QuietOpt,
     ReportFlags,
-    StoreFlags,
     VerboseOpt,
     command_config,
     corpus_dir,
@@ -74,7 +73,7 @@ from ingest.cli_output import (
     progress_bar,
     safe,
 )
-from ingest.config import debug_enabled
+from ingest.config import ConnectionRequest, debug_enabled
 from ingest.model import MIN_PREFIX, UnreadableFile
 from ingest.settings import chunking_with, load_settings
 
@@ -216,7 +215,7 @@ def run(
         False, "--allow-empty", help="Allow an empty documents/ folder to remove every stored document."
     ),
     report: ReportFlags = NO_REPORT,
-    flags: StoreFlags = NO_FLAGS,
+    flags: ConnectionRequest = NO_FLAGS,
 ) -> None:
     """Validate, chunk and write to the store: only what changed; what left the folder is deleted."""
     # --strict first plans without writing; it writes (a second pass) only when nothing was rejected.
@@ -284,7 +283,7 @@ def search(
         None, "--as-of", help="Only chunks in force on this date (YYYY-MM-DD; default today; 'any' for no date filter)."
     ),
     doc_id: str | None = typer.Option(None, "--doc-id", help="Only this document."),
-    flags: StoreFlags = NO_FLAGS,
+    flags: ConnectionRequest = NO_FLAGS,
     as_json: bool = JsonOpt,
 ) -> None:
     """BM25 search with the role's access and the as-of date applied inside the store."""
@@ -316,7 +315,7 @@ def search(
 def chunks(
     doc_id: str = typer.Argument(..., help="The document's doc_id."),
     version: str | None = typer.Option(None, "--version", help="Only this version (default: every stored version)."),
-    flags: StoreFlags = NO_FLAGS,
+    flags: ConnectionRequest = NO_FLAGS,
     as_json: bool = JsonOpt,
 ) -> None:
     """A document's chunks in order: short_id vV #pos chars S-E pages P | N words | section."""
@@ -349,7 +348,7 @@ def show(
     context: int = typer.Option(
         0, "--context", "-C", min=0, help="Also show N neighbours each side (same document version)."
     ),
-    flags: StoreFlags = NO_FLAGS,
+    flags: ConnectionRequest = NO_FLAGS,
     as_json: bool = JsonOpt,
 ) -> None:
     """The full record of a chunk and its citation; --context N adds its neighbours."""
@@ -395,7 +394,7 @@ def layout(
     check: bool = typer.Option(
         False, "--check", help="Report what differs and change nothing (exit 1 if anything does)."
     ),
-    flags: StoreFlags = NO_FLAGS,
+    flags: ConnectionRequest = NO_FLAGS,
     as_json: bool = JsonOpt,
 ) -> None:
     """Make every role alias match [roles] (every run does this first); --check only reports."""
@@ -421,7 +420,7 @@ def layout(
 @store_options
 def verify(
     corpus: Path = typer.Argument(..., help="The corpus folder the store was built from."),
-    flags: StoreFlags = NO_FLAGS,
+    flags: ConnectionRequest = NO_FLAGS,
     quiet: bool = QuietOpt,
     verbose: bool = VerboseOpt,
     as_json: bool = JsonOpt,
@@ -467,7 +466,7 @@ def eval_(
     ),
     max_leaks: int = typer.Option(0, "--max-leaks", min=0, help="Gate: exit 1 when more leaks than this."),
     report: ReportFlags = NO_REPORT,
-    flags: StoreFlags = NO_FLAGS,
+    flags: ConnectionRequest = NO_FLAGS,
 ) -> None:
     """hit@k and MRR overall and per category, the missed questions, and every leak; with the
     gates, exit 1 below --min-hit-at-k or above --max-leaks (an empty store never passes)."""
@@ -511,7 +510,7 @@ def _ask(index: Index, top: int, q: Question) -> list[Hit]:
 
 @app.command(epilog=STORE_ENV)
 @store_options
-def stats(flags: StoreFlags = NO_FLAGS, as_json: bool = JsonOpt) -> None:
+def stats(flags: ConnectionRequest = NO_FLAGS, as_json: bool = JsonOpt) -> None:
     """Counts in the store by access, status, format and version."""
     from ingest.store import require_ingest_index
 

@@ -21,7 +21,7 @@ import typer
 from ingest import __version__
 from ingest import config as configuration
 from ingest.cli_output import emit_json, err, printable, safe
-from ingest.config import Config, ConfigError, ConnectionConfig
+from ingest.config import Config, ConfigError, ConnectionConfig, ConnectionRequest
 from ingest.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
@@ -54,20 +54,7 @@ JunitOpt = typer.Option(
 )
 
 
-@dataclass(frozen=True)
-class StoreFlags:
-    """The connection options of a store command, as typed (resolved by :func:`command_config`)."""
-
-    store: str | None = None
-    index_prefix: str | None = None
-    cloud_id: str | None = None
-    ca_certs: str | None = None
-    fingerprint: str | None = None
-    no_verify_certs: bool = False
-    timeout: float | None = None
-
-
-NO_FLAGS = StoreFlags()  # the default of a command's ``flags`` (the wrapper always passes real ones)
+NO_FLAGS = ConnectionRequest()  # the default of a command's ``flags`` (the wrapper always passes real ones)
 
 
 # Declared once, added to every store command by @store_options: (type, typer option).
@@ -103,7 +90,7 @@ STORE_OPTIONS: dict[str, tuple[Any, Any]] = {
             None, "--ca-certs", help="CA certificate (PEM) of the cluster (env ES_CA_CERTS).", show_default=False
         ),
     ),
-    "fingerprint": (
+    "ssl_assert_fingerprint": (
         str | None,
         typer.Option(
             None,
@@ -131,9 +118,13 @@ STORE_OPTIONS: dict[str, tuple[Any, Any]] = {
 
 
 def store_options(command: Callable[..., None]) -> Callable[..., None]:
-    """Give ``command`` (which takes ``flags: StoreFlags``) the connection options, written once
-    here instead of in every command; they stand before its --quiet/--json options."""
-    return _with_options(command, "flags", STORE_OPTIONS, StoreFlags, before=("quiet", "as_json"))
+    """Give ``command`` (which takes ``flags: ConnectionRequest``) the connection options, written
+    once here instead of in every command; they stand before its --quiet/--json options."""
+    return _with_options(command, "flags", STORE_OPTIONS, _connection_request, before=("quiet", "as_json"))
+
+
+def _connection_request(*, no_verify_certs: bool, **flags: Any) -> ConnectionRequest:
+    return ConnectionRequest(verify_certs=not no_verify_certs, **flags)
 
 
 @dataclass(frozen=True)
@@ -272,24 +263,14 @@ def file_total(corpus: Path) -> int | None:
         return None
 
 
-def command_config(flags: StoreFlags | None = None) -> Config:
+def command_config(flags: ConnectionRequest | None = None) -> Config:
     """The configuration of this invocation: flags > environment > defaults (ingest.config)."""
-    connection = None
-    if flags is not None:
-        connection = configuration.resolve(
-            flags.store,
-            index_prefix=flags.index_prefix,
-            cloud_id=flags.cloud_id,
-            ca_certs=flags.ca_certs,
-            ssl_assert_fingerprint=flags.fingerprint,
-            verify_certs=not flags.no_verify_certs,
-            timeout=flags.timeout,
-        )
+    connection = configuration.resolve(flags) if flags is not None else None
     return configuration.load(connection, debug=_debug)
 
 
 @contextmanager
-def store_command(flags: StoreFlags, as_json: bool) -> Iterator[tuple[Config, ConnectionConfig]]:
+def store_command(flags: ConnectionRequest, as_json: bool) -> Iterator[tuple[Config, ConnectionConfig]]:
     """The body of a store command: its configuration (a bad value: exit 2), its store announced,
     and the library's exceptions turned into one line and the exit code (:func:`handled`)."""
     config, connection = store_config(flags, as_json)
@@ -297,7 +278,7 @@ def store_command(flags: StoreFlags, as_json: bool) -> Iterator[tuple[Config, Co
         yield config, connection
 
 
-def store_config(flags: StoreFlags, as_json: bool) -> tuple[Config, ConnectionConfig]:
+def store_config(flags: ConnectionRequest, as_json: bool) -> tuple[Config, ConnectionConfig]:
     """The configuration of a store command, its store announced on stderr (a bad value: exit 2)."""
     with handled(as_json):
         config = command_config(flags)

@@ -108,6 +108,20 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class ConnectionRequest:
+    """The connection a caller asked for (command-line flags, API arguments), before resolving:
+    what it leaves None the environment, then the defaults decide (:func:`resolve`)."""
+
+    store: str | None = None  # sqlite:///PATH or http(s)://host:port
+    index_prefix: str | None = None
+    cloud_id: str | None = None
+    ca_certs: str | None = None
+    ssl_assert_fingerprint: str | None = None
+    verify_certs: bool = True
+    timeout: float | None = None  # seconds per request
+
+
+@dataclass(frozen=True)
 class ConnectionConfig:
     """How to reach one store. ``source`` says where ``url``/``cloud_id`` came from."""
 
@@ -177,38 +191,40 @@ def _reader(environ: Mapping[str, str] | None) -> Callable[[str], str | None]:
 
 
 def resolve(
-    store: str | None = None,
+    request: ConnectionRequest | str | None = None,
     *,
     index_prefix: str | None = None,
-    cloud_id: str | None = None,
-    ca_certs: str | None = None,
-    ssl_assert_fingerprint: str | None = None,
-    verify_certs: bool | None = None,
-    timeout: float | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> ConnectionConfig:
-    """Arguments (flags) > environment > defaults, checked: a bad value raises ConfigError."""
+    """The request (or just a store URL; None: the environment decides) > environment > defaults,
+    checked: a bad value raises ConfigError. ``index_prefix`` overrides the request's."""
+    if not isinstance(request, ConnectionRequest):
+        request = ConnectionRequest(request)
+    if index_prefix:
+        request = replace(request, index_prefix=index_prefix)
     var = _reader(environ)
-    url, source, cloud_id = _which_store(store, cloud_id, var)
+    url, source, cloud_id = _which_store(request.store, request.cloud_id, var)
     if url:
         check_url(url, source)
     if cloud_id is not None:
         check_cloud_id(cloud_id, source)
+    timeout = request.timeout
     if timeout is not None:
         timeout = _positive_float("--timeout", str(timeout))
     elif var("INGEST_TIMEOUT"):
         timeout = _positive_float("INGEST_TIMEOUT", var("INGEST_TIMEOUT") or "")
+    fingerprint = request.ssl_assert_fingerprint or var("ES_SSL_ASSERT_FINGERPRINT")
     config = ConnectionConfig(
         url=url,
         source=source,
-        index_prefix=index_prefix or var("INGEST_INDEX_PREFIX") or DEFAULT_PREFIX,
+        index_prefix=request.index_prefix or var("INGEST_INDEX_PREFIX") or DEFAULT_PREFIX,
         cloud_id=cloud_id,
         api_key=var("ES_API_KEY") or var("ELASTIC_API_KEY"),
         username=var("ES_USERNAME"),
         password=(os.environ if environ is None else environ).get("ES_PASSWORD"),  # kept as typed
-        ca_certs=ca_certs or var("ES_CA_CERTS"),
-        ssl_assert_fingerprint=_checked_fingerprint(ssl_assert_fingerprint or var("ES_SSL_ASSERT_FINGERPRINT")),
-        verify_certs=True if verify_certs is None else verify_certs,
+        ca_certs=request.ca_certs or var("ES_CA_CERTS"),
+        ssl_assert_fingerprint=_checked_fingerprint(fingerprint),
+        verify_certs=request.verify_certs,
         analyzer=_checked_analyzer(var("INGEST_ES_ANALYZER")),
         timeout=timeout,
     )

@@ -7,7 +7,7 @@ import base64
 
 import pytest
 
-from ingest.config import ConfigError, check_environment, resolve
+from ingest.config import ConfigError, ConnectionRequest, check_environment, resolve
 
 CLOUD_ID = "prod-eu:" + base64.b64encode(b"eu-west-1.aws.found.io:443$abc123$def456").decode()
 
@@ -29,11 +29,11 @@ def test_precedence(flag, env, url, source):
 
 
 def test_cloud_id_flag_and_display():
-    config = resolve(None, cloud_id=CLOUD_ID, environ={"ELASTICSEARCH_URL": "http://b:9200"})
+    config = resolve(ConnectionRequest(cloud_id=CLOUD_ID), environ={"ELASTICSEARCH_URL": "http://b:9200"})
     assert config.kind == "elasticsearch" and config.cloud_id == CLOUD_ID
     assert config.display == "elastic-cloud:prod-eu" and "[from --cloud-id]" in config.describe()
     with pytest.raises(ConfigError, match="both given"):
-        resolve("http://a:9200", cloud_id=CLOUD_ID, environ={})
+        resolve(ConnectionRequest("http://a:9200", cloud_id=CLOUD_ID), environ={})
 
 
 def test_api_key_falls_back_to_elastic_api_key():
@@ -49,10 +49,10 @@ def test_the_printed_store_never_shows_a_password():
 
 def test_flags_win_over_environment_for_tls_and_prefix():
     env = {"ES_CA_CERTS": "/env/ca.pem", "INGEST_INDEX_PREFIX": "envprefix"}
-    config = resolve("https://a:9200", index_prefix="flagprefix", ca_certs="/flag/ca.pem", environ=env)
+    config = resolve(ConnectionRequest("https://a:9200", index_prefix="flagprefix", ca_certs="/flag/ca.pem"), environ=env)
     assert (config.ca_certs, config.index_prefix) == ("/flag/ca.pem", "flagprefix")
     assert resolve("https://a:9200", environ=env).ca_certs == "/env/ca.pem"
-    assert resolve("https://a:9200", verify_certs=False, environ={}).verify_certs is False
+    assert resolve(ConnectionRequest("https://a:9200", verify_certs=False), environ={}).verify_certs is False
 
 
 def test_es_variables_with_a_sqlite_store_are_reported():
