@@ -96,12 +96,12 @@ def test_a_new_empty_sqlite_store_answers_no_index_not_no_hits(tmp_path):
     """Opening a store that did not exist makes an empty file; searching it must not look like
     "no hits" to the caller (nor to a later `ingest search` in that folder)."""
     url = f"sqlite:///{tmp_path / 'new.sqlite'}"
-    with ingest.open_store(url) as index, pytest.raises(ingest.StoreError, match="no ingest index|no index here"):
+    with ingest.open_store(url) as index, pytest.raises(ingest.StoreError, match="no ingest index in .* yet"):
         index.search("warranty")
     done = subprocess.run(
         [sys.executable, "-m", "ingest", "search", "warranty", "--store", url], capture_output=True, text=True
     )
-    assert done.returncode == 3 and ("no ingest index" in done.stderr or "no index here yet" in done.stderr), done.stderr
+    assert done.returncode == 3 and "no index here yet" in done.stderr, done.stderr
 
 
 def test_a_malformed_url_is_a_config_error():

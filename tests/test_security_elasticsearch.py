@@ -256,7 +256,8 @@ def test_ingest_search_with_the_restricted_credentials_returns_only_public_chunk
 @pytest.mark.parametrize("role", ["staff", "partner"])
 def test_ingest_search_for_a_wider_role_is_refused_not_widened(built, reader, role):
     done = run_cli(built, reader, "engine", "--role", role, "--as-of", "any", "--json")
-    assert done.returncode != 0
-    assert done.stdout == "" or not json.loads(done.stdout).get("hits")
+    assert done.returncode == 3
+    answer = json.loads(done.stdout)  # with --json, one error object: no hits at all
+    assert answer.keys() == {"error", "exit_code"} and answer["exit_code"] == 3
     assert "not allowed (403)" in done.stderr, done.stderr
     assert f"{built.prefix}-chunks-{role}" in done.stderr
