@@ -1,6 +1,7 @@
-"""The Python API other services use (exported from ``ingest``): owns role → labels resolution and
-the public surface to open a store, search it as a role on a date, and run a corpus into it. Like
-the CLI, it is an edge: configuration is resolved here (ingest.config) and passed down.
+"""The Python API other services use (exported from ``ingest``): opening a store, searching it as a
+role on a date (role → labels resolved here), running a corpus into it.
+
+Like the CLI, it is an edge: configuration is resolved here (ingest.config) and passed down.
 
     import ingest
 

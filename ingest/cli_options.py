@@ -1,6 +1,5 @@
-"""The command line's shared machinery: the options every store command takes (declared once),
-the configuration of an invocation (ingest.config, built here at the edge), and the mapping of the
-library's exceptions to one line and the documented exit code.
+"""The command line's shared options (store and report options, declared once), the configuration of
+an invocation (built here at the edge), and the library's exceptions mapped to one line and an exit code.
 """
 
 from __future__ import annotations
