@@ -43,7 +43,18 @@ LATEX_SECTIONS = [
 
 
 @pytest.mark.parametrize(
-    "name", ["latex-outline.pdf", "latex-plain.pdf", "latex-t1.pdf", "libreoffice.pdf", "chromium.pdf", "reportlab.pdf"]
+    "name",
+    [
+        "latex-outline.pdf",
+        "latex-plain.pdf",
+        "latex-t1.pdf",
+        "libreoffice.pdf",
+        "chromium.pdf",
+        "reportlab.pdf",
+        "libreoffice-tagged.pdf",
+        "chromium-tagged.pdf",
+        "chromium-shallow-outline.pdf",
+    ],
 )
 def test_spec_metadata_is_read_from_every_generator(name: str) -> None:
     metadata = parsed(name).metadata

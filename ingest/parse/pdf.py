@@ -30,6 +30,7 @@ from ingest.parse._common import (
 from ingest.parse.pdf_info import _read_information
 from ingest.parse.pdf_lines import _MARKER, PARAGRAPH_GAP, Line, OutlineEntry, _outline, _page_lines
 from ingest.parse.pdf_running import _body_size, _with_hyphens_resolved, _without_running_lines
+from ingest.parse.pdf_tags import TagHeadings, document_headings
 
 LIST_ITEM_GAP = 2.2  # the same for the step from one list item to the next
 
@@ -89,7 +90,8 @@ def parse_pdf(data: bytes) -> ParsedDocument:
 
 
 def _read_pages_and_outline(data: bytes) -> tuple[list[list[Line]], list[OutlineEntry]]:
-    """Every page's text lines, in pdfium's (content) order, and the document's outline."""
+    """Every page's text lines, in pdfium's (content) order, and the document's own headings:
+    its outline, completed by its tagged headings (see ``document_headings``)."""
     try:
         document = pdfium.PdfDocument(data)
     except Exception:  # noqa: BLE001 - pdfium refuses what it cannot open
@@ -97,17 +99,19 @@ def _read_pages_and_outline(data: bytes) -> tuple[list[list[Line]], list[Outline
     try:
         pages: list[list[Line]] = []
         fonts: dict[tuple[bytes, int], tuple[bool, bool]] = {}  # one document's fonts, looked at once
+        tags = TagHeadings(document, data)  # a tagged PDF's headings, read while each page is open
         for index in range(len(document)):
             page = document[index]
             try:
                 textpage = page.get_textpage()
                 try:
                     pages.append(_page_lines(textpage, index + 1, fonts))
+                    tags.read_page(page, textpage, index + 1)
                 finally:
                     textpage.close()
             finally:
                 page.close()
-        return pages, _outline(document)
+        return pages, document_headings(_outline(document), tags.entries)
     except pdfium.PdfiumError as exc:
         raise UnreadableFile(f"PDF text cannot be read: {exc}") from None
     finally:
