@@ -219,6 +219,35 @@ def _outline_headings(lines: Sequence[Line], outline: Sequence[OutlineEntry]) ->
     return found
 
 
+def _title_heading(lines: Sequence[Line], found: dict[int, tuple[int, int]]) -> dict[int, tuple[int, int]]:
+    """The document's title (LaTeX's \\maketitle, a cover's title) as a level-1 heading, when the
+    headings come from the outline or the tags, which do not list it: the largest lines of the
+    first page above the first heading found, set larger than every heading and the body, and
+    not a sentence. ``{first line index: (1, number of lines)}`` or nothing.
+    """
+    first = min(found)
+    if first == 0:
+        return {}
+    largest_heading = max(lines[index].size for index in found)
+    before = [line for line in lines[:first] if line.page == lines[0].page]
+    if not before:
+        return {}
+    size = max(line.size for line in before)
+    if size <= largest_heading or size < _body_size(lines) * 1.2:
+        return {}
+    start = next(index for index, line in enumerate(before) if line.size == size)
+    count = 1
+    while start + count < len(before) and count < 3 and before[start + count].size == size:
+        count += 1
+    title = " ".join(line.text for line in before[start : start + count])
+    words = len(title.split())
+    if any(line.mono for line in before[start : start + count]) or not any(char.isalpha() for char in title):
+        return {}
+    if words > MAX_HEADING_WORDS or title[-1] in ",;" or (title[-1] == "." and words > 3):
+        return {}
+    return {start: (1, count)}
+
+
 def _match(
     lines: Sequence[Line], index: int, candidates: list[int], titles: list[set[str]], outline: Sequence[OutlineEntry]
 ) -> tuple[int, int] | None:
@@ -248,6 +277,8 @@ def _match(
 def _drafts(lines: Sequence[Line], outline: Sequence[OutlineEntry] = ()) -> Iterator[Draft]:
     style = _document_style(lines)
     from_outline = _outline_headings(lines, outline) if outline else {}
+    if from_outline:
+        from_outline.update(_title_heading(lines, from_outline))
     # A document whose outline is mostly found takes its headings from the outline only.
     font_headings = len(from_outline) < OUTLINE_FOUND_SHARE * len(outline) if outline else True
     group: list[Line] = []
