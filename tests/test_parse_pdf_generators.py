@@ -54,6 +54,7 @@ LATEX_SECTIONS = [
         "libreoffice-tagged.pdf",
         "chromium-tagged.pdf",
         "chromium-shallow-outline.pdf",
+        "latex-news.pdf",
     ],
 )
 def test_spec_metadata_is_read_from_every_generator(name: str) -> None:
@@ -150,3 +151,17 @@ def test_reportlab_two_justified_columns_with_bold_phrases_and_italic_lead_ins()
     paragraphs = [doc.text[b.start : b.end] for b in doc.blocks if b.kind == "paragraph"]
     assert all(text.startswith("In short: ") for text in paragraphs)
     assert len(paragraphs) == 18
+
+
+def test_latex_paragraphs_keep_their_hyphenated_lines_and_last_line_with_a_flush_right_note() -> None:
+    """pdfium joins a line that ends in a hyphen with the next one, so the line after sits two
+    baselines lower; and "corrected.  (issue 702)" pushed flush right is no table row. Neither
+    splits a paragraph before its last line."""
+    doc = parsed("latex-news.pdf")
+    paragraphs = [doc.text[b.start : b.end] for b in doc.blocks if b.kind == "paragraph"]
+    assert [(text.split()[0], text.split()[-2:]) for text in paragraphs] == [
+        ("The", ["(issue", "701)"]),
+        ("Previously", ["(issue", "702)"]),
+        ("Uncharacteristically", ["(issue", "703)"]),
+    ]
+    assert "the documentation of the electromechanical characteristics was reorganized" in paragraphs[0]
