@@ -55,6 +55,8 @@ LATEX_SECTIONS = [
         "chromium-tagged.pdf",
         "chromium-shallow-outline.pdf",
         "latex-news.pdf",
+        "libreoffice-wrapped-table.pdf",
+        "chromium-wrapped-table.pdf",
     ],
 )
 def test_spec_metadata_is_read_from_every_generator(name: str) -> None:
@@ -165,3 +167,32 @@ def test_latex_paragraphs_keep_their_hyphenated_lines_and_last_line_with_a_flush
         ("Uncharacteristically", ["(issue", "703)"]),
     ]
     assert "the documentation of the electromechanical characteristics was reorganized" in paragraphs[0]
+
+
+@pytest.mark.parametrize(
+    ("name", "table", "section"),
+    [
+        (
+            "libreoffice-wrapped-table.pdf",
+            "Part | Warranty period in months from delivery | Replacement part number\n"
+            "Motor | 24 | AB-CD-123\nSeals | 6 | AB-CD-456",
+            ("Warranty terms", "What is covered", "Wear parts"),
+        ),
+        (
+            "chromium-wrapped-table.pdf",
+            "Vehicle | Rate per mile from the first journey | Replacement part number\n"
+            "Car | 45p | First 10,000 miles\nMotorcycle | 24p | Any distance\nBicycle | 20p | Any distance",
+            ("Mileage rates",),
+        ),
+    ],
+)
+def test_table_rows_whose_cells_wrap_stay_rows_not_headings_or_paragraphs(
+    name: str, table: str, section: tuple[str, ...]
+) -> None:
+    """A header row whose cells wrap (drawn cell by cell: down one cell, back up for the next;
+    or vertically centred) is the table's first row, never headings or loose paragraphs."""
+    doc = parsed(name)
+    tables = [doc.text[b.start : b.end] for b in doc.blocks if b.kind == "table"]
+    assert tables == [table]
+    assert section_of(doc, "Replacement part number") == section
+    assert all("part number" not in heading for heading, _ in headings(doc))

@@ -31,6 +31,7 @@ from ingest.parse._common import (
 from ingest.parse.pdf_info import _read_information
 from ingest.parse.pdf_lines import _MARKER, _SHY, PARAGRAPH_GAP, Line, OutlineEntry, _outline, _page_lines
 from ingest.parse.pdf_running import _body_size, _with_hyphens_resolved, _without_running_lines
+from ingest.parse.pdf_table_rows import with_wrapped_rows_joined
 from ingest.parse.pdf_tags import TagHeadings, document_headings
 
 LIST_ITEM_GAP = 2.2  # the same for the step from one list item to the next
@@ -97,6 +98,7 @@ def parse_pdf(data: bytes) -> ParsedDocument:
     joins = {index: line.text.count(_SHY) for index, line in enumerate(lines) if _SHY in line.text}
     lines = _with_hyphens_resolved(lines)
     joined = {id(lines[index]): count for index, count in joins.items()}
+    lines = with_wrapped_rows_joined(lines)
     return assemble("pdf", _drafts(lines, outline, joined), metadata, page_count=len(pages))
 
 
