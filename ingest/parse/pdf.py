@@ -292,10 +292,10 @@ def _drafts(
 ) -> Iterator[Draft]:
     style = _document_style(lines)
     from_outline = _outline_headings(lines, outline) if outline else {}
-    if from_outline:
-        from_outline.update(_title_heading(lines, from_outline))
     # A document whose outline is mostly found takes its headings from the outline only.
     font_headings = len(from_outline) < OUTLINE_FOUND_SHARE * len(outline) if outline else True
+    if from_outline:
+        from_outline.update(_title_heading(lines, from_outline))
     group: list[Line] = []
     group_kind = ""
     index = 0
