@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import pypdfium2 as pdfium
@@ -28,10 +29,18 @@ from ingest.parse._common import (
     join_line_offsets,
 )
 from ingest.parse.pdf_info import _read_information
-from ingest.parse.pdf_lines import _MARKER, PARAGRAPH_GAP, Line, OutlineEntry, _outline, _page_lines
+from ingest.parse.pdf_lines import _MARKER, _SHY, PARAGRAPH_GAP, Line, OutlineEntry, _outline, _page_lines
 from ingest.parse.pdf_running import _body_size, _with_hyphens_resolved, _without_running_lines
+from ingest.parse.pdf_table_rows import with_wrapped_rows_joined
+from ingest.parse.pdf_tags import TagHeadings, document_headings
 
 LIST_ITEM_GAP = 2.2  # the same for the step from one list item to the next
+
+
+JOINED_LINE_STEP = 1.3  # font sizes added to PARAGRAPH_GAP for each line pdfium joined to the previous one
+
+
+_NONE: Mapping[int, int] = MappingProxyType({})
 
 
 HEADING_SIZE_STEP = 1.0  # points above the body size that make a line a heading
@@ -84,12 +93,18 @@ def parse_pdf(data: bytes) -> ParsedDocument:
     lines = [line for page in _without_running_lines(pages) for line in page]
     if not lines:
         raise UnreadableFile("PDF has no extractable text")
+    # pdfium gives a line that ends in a hyphen joined with the next one: the line after it
+    # sits one more baseline below for each such join, which must not read as a paragraph break.
+    joins = {index: line.text.count(_SHY) for index, line in enumerate(lines) if _SHY in line.text}
     lines = _with_hyphens_resolved(lines)
-    return assemble("pdf", _drafts(lines, outline), metadata, page_count=len(pages))
+    joined = {id(lines[index]): count for index, count in joins.items()}
+    lines = with_wrapped_rows_joined(lines)
+    return assemble("pdf", _drafts(lines, outline, joined), metadata, page_count=len(pages))
 
 
 def _read_pages_and_outline(data: bytes) -> tuple[list[list[Line]], list[OutlineEntry]]:
-    """Every page's text lines, in pdfium's (content) order, and the document's outline."""
+    """Every page's text lines, in pdfium's (content) order, and the document's own headings:
+    its outline, completed by its tagged headings (see ``document_headings``)."""
     try:
         document = pdfium.PdfDocument(data)
     except Exception:  # noqa: BLE001 - pdfium refuses what it cannot open
@@ -97,17 +112,19 @@ def _read_pages_and_outline(data: bytes) -> tuple[list[list[Line]], list[Outline
     try:
         pages: list[list[Line]] = []
         fonts: dict[tuple[bytes, int], tuple[bool, bool]] = {}  # one document's fonts, looked at once
+        tags = TagHeadings(document, data)  # a tagged PDF's headings, read while each page is open
         for index in range(len(document)):
             page = document[index]
             try:
                 textpage = page.get_textpage()
                 try:
                     pages.append(_page_lines(textpage, index + 1, fonts))
+                    tags.read_page(page, textpage, index + 1)
                 finally:
                     textpage.close()
             finally:
                 page.close()
-        return pages, _outline(document)
+        return pages, document_headings(_outline(document), tags.entries)
     except pdfium.PdfiumError as exc:
         raise UnreadableFile(f"PDF text cannot be read: {exc}") from None
     finally:
@@ -215,6 +232,35 @@ def _outline_headings(lines: Sequence[Line], outline: Sequence[OutlineEntry]) ->
     return found
 
 
+def _title_heading(lines: Sequence[Line], found: dict[int, tuple[int, int]]) -> dict[int, tuple[int, int]]:
+    """The document's title (LaTeX's \\maketitle, a cover's title) as a level-1 heading, when the
+    headings come from the outline or the tags, which do not list it: the largest lines of the
+    first page above the first heading found, set larger than every heading and the body, and
+    not a sentence. ``{first line index: (1, number of lines)}`` or nothing.
+    """
+    first = min(found)
+    if first == 0:
+        return {}
+    largest_heading = max(lines[index].size for index in found)
+    before = [line for line in lines[:first] if line.page == lines[0].page]
+    if not before:
+        return {}
+    size = max(line.size for line in before)
+    if size <= largest_heading or size < _body_size(lines) * 1.2:
+        return {}
+    start = next(index for index, line in enumerate(before) if line.size == size)
+    count = 1
+    while start + count < len(before) and count < 3 and before[start + count].size == size:
+        count += 1
+    title = " ".join(line.text for line in before[start : start + count])
+    words = len(title.split())
+    if any(line.mono for line in before[start : start + count]) or not any(char.isalpha() for char in title):
+        return {}
+    if words > MAX_HEADING_WORDS or title[-1] in ",;" or (title[-1] == "." and words > 3):
+        return {}
+    return {start: (1, count)}
+
+
 def _match(
     lines: Sequence[Line], index: int, candidates: list[int], titles: list[set[str]], outline: Sequence[OutlineEntry]
 ) -> tuple[int, int] | None:
@@ -241,11 +287,15 @@ def _match(
     return None
 
 
-def _drafts(lines: Sequence[Line], outline: Sequence[OutlineEntry] = ()) -> Iterator[Draft]:
+def _drafts(
+    lines: Sequence[Line], outline: Sequence[OutlineEntry] = (), joined: Mapping[int, int] = _NONE
+) -> Iterator[Draft]:
     style = _document_style(lines)
     from_outline = _outline_headings(lines, outline) if outline else {}
     # A document whose outline is mostly found takes its headings from the outline only.
     font_headings = len(from_outline) < OUTLINE_FOUND_SHARE * len(outline) if outline else True
+    if from_outline:
+        from_outline.update(_title_heading(lines, from_outline))
     group: list[Line] = []
     group_kind = ""
     index = 0
@@ -262,9 +312,9 @@ def _drafts(lines: Sequence[Line], outline: Sequence[OutlineEntry] = ()) -> Iter
             continue
         index += 1
         kind = _kind(line, style)
-        if kind == "heading" and (not font_headings or _continues_text(group_kind, group, line, style)):
+        if kind == "heading" and (not font_headings or _continues_text(group_kind, group, line, style, joined)):
             kind = "table" if len(line.cells) > 1 else "text"
-        if group and _continues(group_kind, group, kind, line):
+        if group and _continues(group_kind, group, kind, line, joined):
             group.append(line)
             continue
         if group:
@@ -274,21 +324,25 @@ def _drafts(lines: Sequence[Line], outline: Sequence[OutlineEntry] = ()) -> Iter
         yield _draft(group_kind, group, style)
 
 
-def _continues_text(group_kind: str, group: list[Line], line: Line, style: _Style) -> bool:
+def _continues_text(
+    group_kind: str, group: list[Line], line: Line, style: _Style, joined: Mapping[int, int] = _NONE
+) -> bool:
     """A bold (not larger) line that carries on the paragraph or list item above it."""
     if not group or _larger(line, style) or group_kind not in ("text", "list"):
         return False
     previous = group[-1]
     if previous.text[-1] in _SENTENCE_END:
         return False
-    return _continues(group_kind, group, "text", line)
+    return _continues(group_kind, group, "text", line, joined)
 
 
-def _continues(group_kind: str, group: list[Line], kind: str, line: Line) -> bool:
+def _continues(group_kind: str, group: list[Line], kind: str, line: Line, joined: Mapping[int, int] = _NONE) -> bool:
     previous = group[-1]
     new_page = line.page != previous.page
     step = previous.y - line.y
-    close = not new_page and 0 < step <= PARAGRAPH_GAP * max(previous.size, line.size)
+    # after lines pdfium joined over a hyphen, the next baseline is a line step down for each join
+    gap = PARAGRAPH_GAP + JOINED_LINE_STEP * joined.get(id(previous), 0)
+    close = not new_page and 0 < step <= gap * max(previous.size, line.size)
     if group_kind == "heading":
         return kind == "heading" and close and (line.size, line.bold) == (previous.size, previous.bold)
     if group_kind == "table":
@@ -301,13 +355,29 @@ def _continues(group_kind: str, group: list[Line], kind: str, line: Line) -> boo
         bullet_x = next((item.x for item in reversed(group) if _BULLET.match(item.text)), previous.x)
         return kind == "text" and close and line.x > bullet_x + 1
     if group_kind == "text":
-        if kind != "text" or abs(line.size - previous.size) > 0.5:
+        if kind == "table" and close and _flush_right_note(previous, line):
+            return True  # "corrected in this release.      (github issue 730)": a note set flush right
+        if kind != "text":
+            return False
+        if abs(line.size - previous.size) > 0.5 and not (close and _last_line_of_sentence(previous, line)):
+            # (a line's size is its first character's: ltxdoc's smaller margin macro name)
             return False
         if new_page or step < -PARAGRAPH_GAP * line.size:
             # the next page or the top of the next column: an unfinished sentence goes on
             return previous.text[-1] not in _SENTENCE_END
         return close
     return False
+
+
+def _flush_right_note(previous: Line, line: Line) -> bool:
+    """The last line of a sentence with a note pushed to the right margin (two cells, the first
+    ending the sentence): not a table row."""
+    return len(line.cells) == 2 and line.cells[0][-1] in _SENTENCE_END and _last_line_of_sentence(previous, line)
+
+
+def _last_line_of_sentence(previous: Line, line: Line) -> bool:
+    """A line that carries on the sentence the line above left unfinished (starts in lower case)."""
+    return previous.text[-1] not in _SENTENCE_END and line.text[:1].islower() and not line.mono
 
 
 def _draft(kind: str, lines: list[Line], style: _Style) -> Draft:
