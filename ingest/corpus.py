@@ -29,6 +29,7 @@ from ingest.listing import Listing as Listing
 from ingest.listing import discover as discover
 from ingest.listing import list_documents as list_documents
 from ingest.listing import read_document as read_document
+from ingest.listing import relative_source
 from ingest.listing import shown as shown
 from ingest.metadata import (
     INVENTORY,
@@ -317,7 +318,7 @@ def scan_fingerprint(inventory: bytes | None, settings: Settings) -> str:
 
 
 def listing_hash(root: Path, paths: list[Path], problems: list[DocumentProblems]) -> str:
-    names = [path.relative_to(root).as_posix() for path in paths] + [p.source for p in problems]
+    names = [relative_source(path, root) for path in paths] + [p.source for p in problems]
     return hashlib.sha256("\n".join(names).encode("utf-8", "surrogateescape")).hexdigest()
 
 
@@ -327,7 +328,7 @@ def _reuse(paths: list[Path], root: Path, memo: ScanMemo) -> tuple[dict[str, Sca
     reused: dict[str, Scanned] = {}
     todo: list[Path] = []
     for path in paths:
-        source = path.relative_to(root).as_posix()
+        source = relative_source(path, root)
         try:
             sha256 = hashlib.sha256(read_document(path)).hexdigest()
         except (OSError, UnreadableFile):
@@ -417,7 +418,7 @@ def _in_order(
     """Every file's result in the order of ``paths``: reused ones, and checked ones as they arrive."""
     results: list[Scanned] = []
     for path in paths:
-        source = path.relative_to(root).as_posix()
+        source = relative_source(path, root)
         result = reused.get(source) or next(checked)
         if on_file is not None:
             on_file(result.source)
