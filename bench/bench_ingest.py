@@ -22,6 +22,13 @@ Then whole runs of the CLI in a subprocess (`ingest run`: first build, unchanged
 with 1 % of the files changed), the no-op ceiling (`ingest --version` + list + hash) and the
 unchanged re-run as a multiple of it, and the CLI's import / start-up time. Parsing is measured in
 this one process (one core); `ingest run` and validate use the library's worker processes.
+`--runs-only --repeat N` measures only those whole runs (first build once; unchanged and 1 %
+changed N times each, medians) with the no-op ceiling measured N times in the same run, on every
+`--store` given (repeatable: SQLite and Elasticsearch side by side):
+
+    .venv/bin/python bench/bench_ingest.py --runs-only --repeat 5 --sample 150 --real postgres-html \
+        --store sqlite --store http://127.0.0.1:9200 --no-startup
+
 Only public functions are used (scan_corpus, chunk_document, parse_bytes, pipeline.run via the
 CLI, open_store), so the bench keeps working while their insides change.
 """
@@ -53,6 +60,7 @@ from ingest.settings import load_settings  # noqa: E402
 from ingest.store import open_store  # noqa: E402
 
 REAL = Path("/work/realcorpus")
+INGEST_CMD = [str(INGEST)]  # --ingest: another build's command, e.g. to bench the code before a change
 REAL_NAMES = ("postgres-html", "python-html", "texlive-pdf", "markdown", "text")
 
 
@@ -419,6 +427,65 @@ def bench_corpus(name: str, root: Path, url_template: str, work: Path, summary: 
     shutil.rmtree(copy, ignore_errors=True)
 
 
+def bench_runs(name: str, root: Path, url_template: str, work: Path, summary: dict, rows: list[dict],
+               repeat: int) -> None:
+    """Whole CLI runs only (no stage rows): first build, then ``repeat`` unchanged re-runs and
+    ``repeat`` re-runs with 1 % of the files edited, each next to the no-op ceiling measured as
+    many times in the same run (`ingest --version` + list + hash); medians."""
+    kind = "sqlite" if url_template.startswith("sqlite:") else "elasticsearch"
+    label = f"{name} [{kind}]"
+    files = corpus_files(root)
+    n_docs, total_mb = len(files), sum(size for _, _, size in files) / 1e6
+    prefix = f"bench-{re.sub(r'[^a-z0-9]', '', name.lower())[:20]}-{os.getpid()}-{kind[:2]}"
+    url = url_template.format(work=work, name=prefix)
+    copy = work / f"{prefix}-corpus"
+    shutil.copytree(root, copy)
+    print(f"\n== {label}: {n_docs:,} files, {total_mb:.1f} MB ({root})", file=sys.stderr)
+    argv = [*INGEST_CMD, "run", str(copy), "--store", url, "--index-prefix", prefix, "--json"]
+    try:
+        first, _ = run_child(argv, ok_codes=(0, 1))
+        rows.append(row(label, "ingest run (first build)", first, docs=n_docs, mb=total_mb))
+        list_and_hash(copy)  # the page cache warm for the ceiling as for the runs
+
+        def med(ms: list[Measured]) -> Measured:
+            return Measured(statistics.median(m.wall_s for m in ms), statistics.median(m.cpu_s for m in ms),
+                            max(m.peak_rss_mib for m in ms))
+
+        hashed = med([measure(lambda: list_and_hash(copy)) for _ in range(repeat)])
+        version = med([run_child([*INGEST_CMD, "--version"])[0] for _ in range(repeat)])
+        noop = Measured(version.wall_s + hashed.wall_s, version.cpu_s + hashed.cpu_s, 0)
+        rows.append(row(label, "no-op ceiling", noop, docs=n_docs, mb=total_mb,
+                        note=f"--version {version.wall_s:.2f} s / {version.cpu_s:.2f} CPU-s + list+hash "
+                             f"{hashed.wall_s:.2f} s / {hashed.cpu_s:.2f} CPU-s"))
+        again = med([run_child(argv, ok_codes=(0, 1))[0] for _ in range(repeat)])
+        rows.append(row(label, f"ingest run (unchanged, median of {repeat})", again, docs=n_docs, mb=total_mb,
+                        ceiling=noop, ceiling_name="no-op: --version + list + hash",
+                        note=f"{again.wall_s / noop.wall_s:.2f}x no-op wall, {again.cpu_s / max(noop.cpu_s, 1e-9):.2f}x CPU"))
+        changed_runs = []
+        changed_n = 0
+        for _ in range(repeat):
+            changed_n = change_one_percent(copy)
+            changed_runs.append(run_child(argv + ["--accept-edits"], ok_codes=(0, 1))[0])
+        changed = med(changed_runs)
+        rows.append(row(label, f"ingest run (1 % = {changed_n} changed, median of {repeat})", changed, docs=n_docs,
+                        mb=total_mb, ceiling=noop, ceiling_name="no-op: --version + list + hash",
+                        note=f"{changed.wall_s - again.wall_s:+.2f} s wall over unchanged"))
+        summary[label] = {
+            "files": n_docs, "mb": round(total_mb, 2), "first_s": round(first.wall_s, 3),
+            "noop_ceiling_s": round(noop.wall_s, 3), "noop_ceiling_cpu_s": round(noop.cpu_s, 3),
+            "cli_version_s": round(version.wall_s, 3), "cli_version_cpu_s": round(version.cpu_s, 3),
+            "hash_s": round(hashed.wall_s, 3), "hash_cpu_s": round(hashed.cpu_s, 3),
+            "unchanged_s": round(again.wall_s, 3), "unchanged_cpu_s": round(again.cpu_s, 3),
+            "unchanged_over_noop": round(again.wall_s / noop.wall_s, 2),
+            "unchanged_over_noop_cpu": round(again.cpu_s / max(noop.cpu_s, 1e-9), 2),
+            "changed_1pct_files": changed_n, "changed_1pct_s": round(changed.wall_s, 3),
+            "changed_1pct_cpu_s": round(changed.cpu_s, 3),
+        }
+    finally:
+        drop_prefix(url, prefix)
+        shutil.rmtree(copy, ignore_errors=True)
+
+
 def cli_startup() -> list[dict]:
     """Import and start-up of the CLI: `python -c 'import ingest.cli'` and `ingest --version`."""
     rows = []
@@ -448,14 +515,34 @@ def main() -> None:
     parser.add_argument("--sample-corpus", type=Path, default=ROOT / "corpus")
     parser.add_argument("--real", default="", help="comma list of /work/realcorpus names, or 'all'")
     parser.add_argument("--corpus", type=Path, action="append", default=[], help="any corpus folder (repeatable)")
-    parser.add_argument("--store", default="sqlite", help="http://host:9200 for Elasticsearch, or 'sqlite' (a temp file; default)")
+    parser.add_argument("--store", action="append", default=[],
+                        help="http://host:9200 for Elasticsearch, or 'sqlite' (a temp file; default); repeatable: "
+                             "each corpus is benched on each store")
+    parser.add_argument("--runs-only", action="store_true",
+                        help="only whole `ingest run`s (first, unchanged, 1 %% changed) against the no-op ceiling; "
+                             "no stage rows")
+    parser.add_argument("--ingest", default="", help="--runs-only: the command that runs `ingest` (default: this "
+                        "checkout's .venv/bin/ingest), e.g. 'python launch_other_checkout.py'")
+    parser.add_argument("--repeat", type=int, default=3, metavar="N",
+                        help="--runs-only: unchanged and 1 %% re-runs and ceilings measured N times (medians)")
     parser.add_argument("--no-startup", action="store_true", help="skip the CLI import/start-up measurement")
     parser.add_argument("--json", action="store_true", help="print the rows and the summary as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args()
 
+    # The CLI runs as installed: its modules byte-compiled (an environment that forbids writing
+    # .pyc files would have every run compile ingest's sources again, ~0.1 s of each start-up).
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    if args.ingest:
+        import shlex
+
+        INGEST_CMD[:] = shlex.split(args.ingest)
+    import compileall
+
+    compileall.compile_dir(str(ROOT / "ingest"), quiet=1)
     work = Path(tempfile.mkdtemp(prefix="ingest-bench-"))
-    url_template = f"sqlite:///{{work}}/{{name}}.sqlite" if args.store == "sqlite" else args.store
+    stores = args.store or ["sqlite"]
+    templates = [f"sqlite:///{{work}}/{{name}}.sqlite" if s == "sqlite" else s for s in stores]
     corpora: list[tuple[str, Path]] = []
     if args.sample:
         dest = work / f"sample-x{args.sample}"
@@ -471,15 +558,20 @@ def main() -> None:
         parser.error("nothing to bench: give --sample N, --real NAMES|all or --corpus PATH")
 
     rows: list[dict] = [] if args.no_startup else cli_startup()
-    summary: dict = {"store": args.store, "cpus": os.cpu_count()}
+    summary: dict = {"store": stores, "cpus": os.cpu_count(), "load_avg_start": os.getloadavg()}
     try:
         for name, root in corpora:
-            try:
-                bench_corpus(name, root, url_template, work, summary, rows)
-            except Exception as exc:  # noqa: BLE001 - report it, keep the other corpora's figures
-                print(f"{name}: the bench stopped: {exc}"[:2000], file=sys.stderr)
-                summary.setdefault("failed", {})[name] = str(exc)[:500]
-            print_table([r for r in rows if r["corpus"] == name], file=sys.stderr)  # partial results as they come
+            for url_template in templates:
+                try:
+                    if args.runs_only:
+                        bench_runs(name, root, url_template, work, summary, rows, args.repeat)
+                    else:
+                        bench_corpus(name, root, url_template, work, summary, rows)
+                except Exception as exc:  # noqa: BLE001 - report it, keep the other corpora's figures
+                    print(f"{name}: the bench stopped: {exc}"[:2000], file=sys.stderr)
+                    summary.setdefault("failed", {})[name] = str(exc)[:500]
+                print_table([r for r in rows if r["corpus"].startswith(name)], file=sys.stderr)  # partial results
+        summary["load_avg_end"] = os.getloadavg()
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.progress import TaskID
 
 from ingest import __version__, junit
 from ingest.api import Index, QueryTooLarge, RunOptions, check_query, run_pipeline
@@ -78,6 +77,8 @@ from ingest.model import MIN_PREFIX, UnreadableFile
 from ingest.settings import chunking_with, load_settings
 
 if TYPE_CHECKING:
+    from rich.progress import TaskID  # imported only when a progress bar is shown (cli_output)
+
     from ingest.evaluate import Question
     from ingest.model import Hit
     from ingest.pipeline import RunResult

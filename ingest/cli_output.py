@@ -17,19 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from ingest.model import Chunk, DocumentProblems
 
 if TYPE_CHECKING:
+    # rich.progress is imported when a bar is shown (a terminal), not by every command: it is
+    # one of the costliest imports of the CLI's start-up.
+    from rich.progress import Progress, TaskID
+
     from ingest.corpus import CorpusScan
     from ingest.evaluate import EvalResult
     from ingest.model import Hit, ParsedDocument
@@ -112,6 +107,15 @@ def progress_bar(enabled: bool, label: str) -> Iterator[Bar]:
     if not enabled or not err.is_terminal:
         yield Bar(None)
         return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),

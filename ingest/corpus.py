@@ -29,6 +29,7 @@ from ingest.listing import Listing as Listing
 from ingest.listing import discover as discover
 from ingest.listing import list_documents as list_documents
 from ingest.listing import read_document as read_document
+from ingest.listing import relative_source
 from ingest.listing import shown as shown
 from ingest.metadata import (
     INVENTORY,
@@ -327,19 +328,21 @@ def scan_fingerprint(inventory: bytes | None, settings: Settings) -> str:
 
 
 def listing_hash(root: Path, paths: list[Path], problems: list[DocumentProblems]) -> str:
-    names = [path.relative_to(root).as_posix() for path in paths] + [p.source for p in problems]
+    names = [relative_source(path, root) for path in paths] + [p.source for p in problems]
     return hashlib.sha256("\n".join(names).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _reuse(paths: list[Path], root: Path, memo: ScanMemo) -> tuple[dict[str, Scanned], list[Path]]:
-    """Hash every file; those the memo knows are accepted as stored (or rejected as last time,
-    for the same reasons), the others still to check."""
+def _reuse(
+    paths: list[Path], root: Path, memo: ScanMemo, hashed: Mapping[str, str]
+) -> tuple[dict[str, Scanned], list[Path]]:
+    """Hash every file (``hashed``: those already hashed, by source); those the memo knows are
+    accepted as stored (or rejected as last time, for the same reasons), the others still to check."""
     reused: dict[str, Scanned] = {}
     todo: list[Path] = []
     for path in paths:
-        source = path.relative_to(root).as_posix()
+        source = relative_source(path, root)
         try:
-            sha256 = hashlib.sha256(read_document(path)).hexdigest()
+            sha256 = hashed.get(source) or hashlib.sha256(read_document(path)).hexdigest()
         except (OSError, UnreadableFile):
             todo.append(path)  # checked again below, which names the problem
             continue
@@ -356,6 +359,44 @@ def _reuse(paths: list[Path], root: Path, memo: ScanMemo) -> tuple[dict[str, Sca
     return reused, todo
 
 
+class FolderAhead:
+    """The folder listed and every file hashed in a thread, started as a run starts: the run waits
+    on the store meanwhile (its lock, its records), and with nothing to do it then finds the hashes
+    ready. A snapshot older than ``max_age_s`` when the scan asks for it (the run waited for
+    another run's lock) is not used: the scan reads the folder itself, as without it."""
+
+    def __init__(self, root: Path, max_age_s: float = 5.0) -> None:
+        self.root = Path(root)
+        self.max_age_s = max_age_s
+        self._found: tuple[Listing, dict[str, str]] | None = None
+        self._read_at = 0.0
+        self._thread = threading.Thread(target=self._read, name="ingest-folder-ahead", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            if not (self.root / DOCUMENTS).is_dir():
+                return  # the scan says what is wrong
+            listing = list_documents(self.root)
+            hashes: dict[str, str] = {}
+            for path in listing.paths:
+                try:
+                    hashes[relative_source(path, self.root)] = hashlib.sha256(read_document(path)).hexdigest()
+                except (OSError, UnreadableFile):
+                    continue  # read again by the scan, which names the problem
+            self._found, self._read_at = (listing, hashes), time.monotonic()
+        except Exception:  # noqa: BLE001 - only a head start: the scan reads the folder itself
+            self._found = None
+
+    def take(self) -> tuple[Listing, dict[str, str]] | None:
+        """(listing, sha256 by source) when fresh enough, else None; once."""
+        self._thread.join()
+        found, self._found = self._found, None
+        if found is None or time.monotonic() - self._read_at > self.max_age_s:
+            return None
+        return found
+
+
 def scan_corpus(
     root: Path,
     settings: Settings,
@@ -365,6 +406,7 @@ def scan_corpus(
     workers: int | None = None,
     memo: ScanMemo | None = None,
     on_accepted: Callable[[Accepted], Accepted] | None = None,
+    ahead: FolderAhead | None = None,
 ) -> CorpusScan:
     """Parse and validate every document of the corpus at ``root``; writes nothing.
 
@@ -374,6 +416,7 @@ def scan_corpus(
     is only hashed (an UnparsedDocument too). ``workers``: parser processes (None: one per
     core, at most 8). ``on_accepted`` sees each file that passed its own checks as it arrives
     and returns what the scan keeps of it (a run chunks and writes it there and drops its body).
+    ``ahead``: the listing and hashes read in a thread as the run started (used with ``memo``).
     """
     root = Path(root)
     if not (root / DOCUMENTS).is_dir():
@@ -382,13 +425,14 @@ def scan_corpus(
     if inventory_problems:
         raise CorpusError("; ".join(inventory_problems) + " (fix inventory.yaml: nothing was checked or written)")
     fingerprint = scan_fingerprint(inventory_data, settings)
-    listing = list_documents(root)
+    found = ahead.take() if ahead is not None else None
+    listing, hashed = found if found is not None else (list_documents(root), {})
     paths = listing.paths
     listed = listing_hash(root, paths, listing.file_problems)
     reused: dict[str, Scanned] = {}
     todo = paths
     if memo is not None and memo.fingerprint == fingerprint:
-        reused, todo = _reuse(paths, root, memo)
+        reused, todo = _reuse(paths, root, memo, hashed)
     inventory: Mapping[str, Mapping[str, Any]] = {}
     # Unchanged inventory, settings, listing and files: the last run's inventory checks still hold.
     inventory_skipped = not (
@@ -427,7 +471,7 @@ def _in_order(
     """Every file's result in the order of ``paths``: reused ones, and checked ones as they arrive."""
     results: list[Scanned] = []
     for path in paths:
-        source = path.relative_to(root).as_posix()
+        source = relative_source(path, root)
         result = reused.get(source) or next(checked)
         if on_file is not None:
             on_file(result.source)

@@ -75,6 +75,17 @@ class Listing:
     folder_problems: list[DocumentProblems]  # a folder that could not be listed
 
 
+def relative_source(path: Path, root: Path) -> str:
+    """``path.relative_to(root).as_posix()`` for a path listed under ``root``, by slicing its text:
+    pathlib's relative_to costs more than the hashing of a small file, and a run with nothing to
+    do asks it several times per file."""
+    text, base = str(path), str(root)
+    prefix = "" if base == "." else base.rstrip("/") + "/"
+    if os.sep == "/" and text.startswith(prefix):  # relative_to is lexical too: the same text
+        return text[len(prefix) :]
+    return path.relative_to(root).as_posix()
+
+
 def list_documents(root: Path) -> Listing:
     """Every supported file under ``root/documents``, sorted by its path relative to root,
     and every path that cannot be read, as a problem naming it.
@@ -89,7 +100,7 @@ def list_documents(root: Path) -> Listing:
     root = Path(root)
     documents = root / DOCUMENTS
     real_root = root.resolve()
-    found: list[Path] = []
+    found: list[tuple[str, Path]] = []  # (source, path)
     files_bad: list[DocumentProblems] = []
     folders_bad: list[DocumentProblems] = []
 
@@ -117,11 +128,11 @@ def list_documents(root: Path) -> Listing:
             path = Path(folder) / name
             if name.startswith(".") or path.suffix.lower() not in SUFFIXES:
                 continue
-            relative = path.relative_to(root).as_posix()
+            relative = relative_source(path, root)
             verdict = "file name is not valid UTF-8; rename the file" if shown(relative) != relative else None
             verdict = verdict or _file_verdict(path, real_root)
             if verdict == _READ:
-                found.append(path)
+                found.append((relative, path))
             elif verdict == _OUTSIDE:
                 bad(
                     path, "symbolic link to a file outside the corpus: not followed (a document stored from it is kept)"
@@ -129,7 +140,7 @@ def list_documents(root: Path) -> Listing:
             else:
                 bad(path, verdict)
     return Listing(
-        sorted(found, key=lambda path: path.relative_to(root).as_posix()),
+        [path for _, path in sorted(found, key=lambda pair: pair[0])],
         sorted(files_bad, key=lambda p: p.source),
         sorted(folders_bad, key=lambda p: p.source),
     )

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ingest.corpus import CorpusError, CorpusScan, scan_corpus
+from ingest.corpus import CorpusError, CorpusScan, FolderAhead, scan_corpus
 from ingest.journal import JOURNAL as JOURNAL
 from ingest.journal import SCAN_MEMO as SCAN_MEMO
 from ingest.journal import _Journal
@@ -91,6 +91,8 @@ def run(
     batch_chunks = DEFAULT_WRITE_BATCH_CHUNKS if write_batch_chunks is None else write_batch_chunks
     if batch_chunks < 1:
         raise SettingsError(f"write batch size must be ≥ 1 chunk; found {batch_chunks}")
+    # The folder is listed and hashed in a thread while the store answers (an incremental run).
+    ahead = None if full or dry_run else FolderAhead(corpus)
     store.check()  # unreachable → StoreUnavailable before anything is read or written
     # Access follows [roles] on every run, before anything else (a dry run only reports).
     access_changes = store.reconcile_access(settings.roles, check=dry_run, full=full)
@@ -100,7 +102,7 @@ def run(
     else:
         # Everything is read under the lock: a run never plans against a store another run replaced.
         with store.lock(_owner(), wait_s=lock_wait_s):
-            result = _locked_run(store, job)
+            result = _locked_run(store, job, ahead)
     result.access_changes = access_changes
     result.warnings = list(getattr(store, "warnings", []))  # e.g. the lock release failed after the writes
     result.elapsed_s = time.perf_counter() - started
@@ -124,7 +126,12 @@ class _Job:
 
 
 def _scan(
-    job: _Job, stored: list[DocumentRecord], meta: Mapping[str, str], full: bool, early: _EarlyWriter | None = None
+    job: _Job,
+    stored: list[DocumentRecord],
+    meta: Mapping[str, str],
+    full: bool,
+    early: _EarlyWriter | None = None,
+    ahead: FolderAhead | None = None,
 ) -> CorpusScan:
     """The folder, reading as little as the store allows: files it holds with the same bytes,
     path, inventory and settings are only hashed; other stored bytes are not parsed. ``early``
@@ -139,6 +146,7 @@ def _scan(
         workers=job.workers,
         memo=memo,
         on_accepted=early,
+        ahead=ahead,
     )
     if scan.seen == 0 and stored and not job.allow_empty and not scan.unreadable_folders:
         # An unmounted volume or a wrong path looks exactly like "everything was deleted".
@@ -171,7 +179,7 @@ def _dry_run(store: Store, job: _Job) -> RunResult:
     return result
 
 
-def _locked_run(store: Store, job: _Job) -> RunResult:
+def _locked_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> RunResult:
     """The run proper, under the store's write lock: repair, scan (chunks written as documents
     are parsed), plan, records and deletions, then what the store records about the run."""
     meta = store.get_meta()
@@ -186,7 +194,7 @@ def _locked_run(store: Store, job: _Job) -> RunResult:
         journal = _Journal(store)
         stored_by_key = {r.key: r for r in stored}
         early = _EarlyWriter(store, stored_by_key, job.chunking, job.batch_chunks, journal)
-        scan = _scan(job, stored, meta, False, early)
+        scan = _scan(job, stored, meta, False, early, ahead)
         plan = plan_sync(scan, stored, job.chunking, accept_edits=job.accept_edits, early=early)
         result = RunResult(store.name, plan, scan.seen, repaired=repaired, defaulted_access=scan.defaulted_access)
         result.written, result.errors = early.written, list(early.errors)

@@ -195,6 +195,17 @@ def test_scrolling_reads_every_page(make_es_store, monkeypatch):
     assert len(list(store.iter_chunks())) == 23
 
 
+def test_document_records_are_read_across_pages(make_es_store, monkeypatch):
+    # Records are read in their own (larger) pages: every page still comes back, in order.
+    import ingest.store.elasticsearch.store as es_store_module
+
+    monkeypatch.setattr(es_store_module, "RECORDS_PAGE", 3)
+    store = make_es_store()
+    records = [record_for([make_chunk(f"doc-{n:02d}", "1", 0, f"text {n}")]) for n in range(10)]
+    store.put_documents(records)
+    assert store.documents() == records
+
+
 def test_a_large_write_is_split_into_bounded_requests_and_all_lands(make_es_store):
     store = make_es_store()
     big = [make_chunk("big-manual", "1", p, f"page {p} " + "lorem ipsum dolor " * 20000) for p in range(40)]

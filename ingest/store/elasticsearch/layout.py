@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from elasticsearch import ApiError, AuthorizationException, TransportError
+from elasticsearch import ApiError, AuthorizationException, NotFoundError, TransportError
 
 from ingest.resources import load_mapping
 from ingest.settings import Settings, SettingsError
@@ -428,12 +428,23 @@ class IndexLayout:
         self.t.call(create)
 
     def ensure_meta_index(self) -> None:
+        if self._meta_mapping_checked:
+            return
         meta_index = self.names.meta_index
-        if not self.t.es.indices.exists(index=meta_index):
+        # One read of its mapping says both whether it exists and whether it lacks a field; the
+        # mapping is written only when it must be (a put_mapping is a cluster-state update, and
+        # every run, an unchanged one included, passes here).
+        try:
+            found: dict[str, Any] = self.t.es.indices.get_mapping(index=meta_index).body
+        except NotFoundError:
             self.check_analyzer()  # a new store: refuse before creating anything
             self.create_index(meta_index, "meta")
-        elif not self._meta_mapping_checked:
+            self._meta_mapping_checked = True
+            return
+        expected = load_index_body("meta", self.analyzer)["mappings"]["properties"]
+        mapping: dict[str, Any] = next(iter(found.values()), {})
+        actual = mapping.get("mappings", {}).get("properties", {})
+        if set(expected) - set(actual):
             # A meta index from an older ingest: add the fields it lacks (adding is always allowed).
-            body = load_index_body("meta", self.analyzer)
-            self.t.es.indices.put_mapping(index=meta_index, properties=body["mappings"]["properties"])
+            self.t.es.indices.put_mapping(index=meta_index, properties=expected)
         self._meta_mapping_checked = True

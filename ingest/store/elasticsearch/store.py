@@ -34,6 +34,7 @@ from ingest.store.elasticsearch.query import (
 )
 from ingest.store.elasticsearch.transport import (
     DEFAULT_TIMEOUT_S,
+    RECORDS_PAGE,
     SHORT_TIMEOUT_S,
     Action,
     Transport,
@@ -218,7 +219,8 @@ class ElasticsearchStore(IndexNames, SearchEntry):
 
     # --- documents -----------------------------------------------------------------------------
     def documents(self) -> list[DocumentRecord]:
-        hits = self._t.scan(self._documents_read_target(), {"match_all": {}}, [{"doc_id": "asc"}, {"version": "asc"}])
+        order = [{"doc_id": "asc"}, {"version": "asc"}]
+        hits = self._t.scan(self._documents_read_target(), {"match_all": {}}, order, page=RECORDS_PAGE)
         return [DocumentRecord.from_json(hit["_source"]) for hit in hits]
 
     def put_document(self, record: DocumentRecord) -> None:

@@ -21,7 +21,6 @@ from elasticsearch import (
     NotFoundError,
     TransportError,
 )
-from elasticsearch.helpers import streaming_bulk
 
 from ingest.store.base import ItemError, QueryTooLarge, StoreError, StoreUnavailable
 
@@ -29,6 +28,10 @@ BULK_MAX_BYTES = 5 * 1024 * 1024
 BULK_MAX_ACTIONS = 500
 RETRY_STATUSES = (429, 502, 503, 504)
 PAGE = 1000  # hits per page when scrolling with search_after
+# Document records are read whole on every run: few, large pages (each page is a sorted search,
+# ~0.1 s on the node for 1,000 records; 5,000 records cost about as much as 1,000). At most
+# index.max_result_window (10,000 by default).
+RECORDS_PAGE = 5000
 DEFAULT_TIMEOUT_S = 30.0
 SHORT_TIMEOUT_S = 5.0  # check(), lock release and refresh after a failure: the lock expires anyway
 
@@ -172,6 +175,10 @@ class Transport:
         self, pending: list[Action], answered: set[tuple[str, str]], progress: _Progress
     ) -> tuple[int, list[ItemError]]:
         """One pass of streaming_bulk over ``pending``; what was answered is noted as it comes."""
+        # Imported on the first write: the helpers (and the async client they pull in) cost a run
+        # that writes nothing a noticeable share of its start-up.
+        from elasticsearch.helpers import streaming_bulk
+
         for ok, item in streaming_bulk(
             self.es,
             pending,
@@ -233,18 +240,20 @@ class Transport:
         return resp["hits"]["hits"] if resp else []
 
     def scan(
-        self, index: str, query: dict[str, Any], sort: list[dict[str, str]], source: Any = True
+        self, index: str, query: dict[str, Any], sort: list[dict[str, str]], source: Any = True, page: int | None = None
     ) -> Iterator[dict[str, Any]]:
-        """Every hit, in sort order, page by page with search_after (sort must be unique)."""
+        """Every hit, in sort order, page by page with search_after (sort must be unique);
+        ``page`` hits per request (None: PAGE)."""
+        page = page or PAGE
         after: list[Any] | None = None
         while True:
-            body: dict[str, Any] = {"query": query, "size": PAGE, "sort": sort, "_source": source}
+            body: dict[str, Any] = {"query": query, "size": page, "sort": sort, "_source": source}
             body["track_total_hits"] = False
             if after is not None:
                 body["search_after"] = after
             hits = self.search(index, body)
             yield from hits
-            if len(hits) < PAGE:
+            if len(hits) < page:
                 return
             after = hits[-1]["sort"]
 
