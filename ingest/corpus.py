@@ -9,16 +9,11 @@ last, over the documents that passed their own checks.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
-import multiprocessing
 import os
-import signal
-import threading
-import time
-from collections import deque
 from collections.abc import Callable, Collection, Iterator, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -41,6 +36,7 @@ from ingest.metadata import (
 from ingest.model import FORMATS, DocumentMeta, DocumentProblems, ParsedDocument, SourceDocument, UnreadableFile
 from ingest.parse import PARSER_VERSION, SUFFIXES, format_of, parse_bytes, read_metadata
 from ingest.settings import Settings
+from ingest.workers import WORKER_DIED, WorkerPool, default_memory_limit, die_with, limit_memory, results_in_order
 
 
 @dataclass(frozen=True)
@@ -160,6 +156,7 @@ def _check_files(
     settings: Settings,
     skip_body: Collection[str],
     workers: int,
+    memory_limit: int | None = None,
 ) -> Iterator[Scanned]:
     """Every file's result, in the order of ``paths``; parsed in worker processes when it pays.
 
@@ -167,58 +164,55 @@ def _check_files(
     result. Workers are spawned (not forked: the caller may hold threads and locks).
     """
     # Files whose bytes are already stored only have their metadata read: cheap, not worth a worker.
+    # PDFs go to a worker even in a small run: pdfium is native code, and a hostile PDF that crashes it
+    # or exhausts memory must cost that file only, not the run.
     heavy = len(paths) - len(skip_body)
-    if workers < 2 or heavy < PARALLEL_MIN_FILES:
+    has_pdf = any(path.suffix.lower() == ".pdf" for path in paths)
+    if not has_pdf and (workers < 2 or heavy < PARALLEL_MIN_FILES):
         for path in paths:
             yield _check_file(path, root, inventory, settings, skip_body)
         return
-    context = multiprocessing.get_context("spawn")
-    init = functools.partial(_init_worker, root, dict(inventory), settings, frozenset(skip_body), os.getpid())
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=init) as pool:
+    processes = max(workers, 1) if heavy >= PARALLEL_MIN_FILES else 1
+    if memory_limit is None:
+        memory_limit = default_memory_limit(processes)
+    pool = WorkerPool(
+        task=_check_group,
+        on_death=functools.partial(_died_on, root, inventory),
+        workers=processes,
+        group=GROUP_FILES,
         # A bounded window of files in flight: parsed documents never pile up ahead of the caller
         # (which chunks and writes them as they arrive), so memory does not grow with the corpus.
-        window: deque[Future[list[Scanned]]] = deque()
-        groups = (paths[i : i + GROUP_FILES] for i in range(0, len(paths), GROUP_FILES))
-        for group in groups:
-            window.append(pool.submit(_check_group, group))
-            if len(window) >= workers * WINDOW_PER_WORKER:
-                yield from window.popleft().result()
-        while window:
-            yield from window.popleft().result()
+        window_per_worker=WINDOW_PER_WORKER,
+        initializer=_init_worker,
+        initargs=(root, dict(inventory), settings, frozenset(skip_body), os.getpid(), memory_limit),
+    )
+    yield from results_in_order(pool, paths)
 
 
 _worker_args: tuple[Path, Mapping[str, Mapping[str, Any]], Settings, frozenset[str]] | None = None
 
 
 def _init_worker(
-    root: Path, inventory: Mapping[str, Mapping[str, Any]], settings: Settings, skip_body: frozenset[str], parent: int
+    root: Path,
+    inventory: Mapping[str, Mapping[str, Any]],
+    settings: Settings,
+    skip_body: frozenset[str],
+    parent: int,
+    memory_limit: int | None,
 ) -> None:
     global _worker_args
     _worker_args = (root, inventory, settings, skip_body)
-    _die_with(parent)
+    die_with(parent)
+    limit_memory(memory_limit)
 
 
-def _die_with(parent: int) -> None:
-    """A worker must not outlive the run that started it (a killed `ingest run` would leave
-    it blocked forever): on Linux the kernel kills it when the parent dies (PR_SET_PDEATHSIG);
-    everywhere, a watcher thread exits it once its parent is gone."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass  # not Linux: the watcher below is enough
-    if os.getppid() != parent:  # the parent died before the line above took effect
-        os._exit(1)
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="ingest-parent-watch", daemon=True).start()
+def _died_on(root: Path, inventory: Mapping[str, Mapping[str, Any]], path: Path) -> Scanned:
+    source = path.relative_to(root).as_posix()
+    entry = inventory.get(path.relative_to(root / DOCUMENTS).as_posix())
+    sha256 = ""
+    with contextlib.suppress(OSError, UnreadableFile):
+        sha256 = hashlib.sha256(read_document(path)).hexdigest()
+    return _rejected(source, {}, entry, [f"{source}: unreadable file: {WORKER_DIED}"], sha256)
 
 
 def _check_group(paths: list[Path]) -> list[Scanned]:
@@ -355,6 +349,7 @@ def scan_corpus(
     workers: int | None = None,
     memo: ScanMemo | None = None,
     on_accepted: Callable[[Accepted], Accepted] | None = None,
+    parser_memory_limit: int | None = None,
 ) -> CorpusScan:
     """Parse and validate every document of the corpus at ``root``; writes nothing.
 
@@ -364,6 +359,8 @@ def scan_corpus(
     is only hashed (``parsed`` None too). ``workers``: parser processes (None: one per
     core, at most 8). ``on_accepted`` sees each file that passed its own checks as it arrives
     and returns what the scan keeps of it (a run chunks and writes it there and drops its body).
+    ``parser_memory_limit``: bytes of writable memory per parser process (None: an even share of the
+    machine's memory; 0: no cap); a file whose parser dies past it is rejected, the others go on.
     """
     root = Path(root)
     if not (root / DOCUMENTS).is_dir():
@@ -395,7 +392,13 @@ def scan_corpus(
             # (a defaulted access label for a confidential file): stop, as for a bad ingest.toml.
             raise CorpusError("; ".join(inventory_problems) + " (fix inventory.yaml: nothing was checked or written)")
     checked = _check_files(
-        todo, root, inventory, settings, skip_body, default_workers() if workers is None else workers
+        todo,
+        root,
+        inventory,
+        settings,
+        skip_body,
+        default_workers() if workers is None else workers,
+        parser_memory_limit,
     )
     results = _in_order(paths, root, reused, checked, on_file, on_accepted)
     if not inventory_skipped:

@@ -80,11 +80,13 @@ def run(
     progress: Callable[[int, int], None] | None = None,
     write_batch_chunks: int | None = None,
     workers: int | None = None,
+    parser_memory_limit: int | None = None,
 ) -> RunResult:
     """Validate, chunk and write a corpus to a store; incremental unless ``full``.
 
     ``write_batch_chunks``: chunks per write batch (None: INGEST_WRITE_BATCH_CHUNKS, else 2000);
     ``workers``: parser processes (None: one per core, at most 8). The CLI passes both.
+    ``parser_memory_limit``: bytes per parser process (None: a share of the machine's memory; 0: none).
     """
     started = time.perf_counter()
     chunking = with_corpus_limits(chunking, settings.chunking)
@@ -94,7 +96,19 @@ def run(
     store.check()  # unreachable → StoreUnavailable before anything is read or written
     # Access follows [roles] on every run, before anything else (a dry run only reports).
     access_changes = store.reconcile_access(settings.roles, check=dry_run, full=full)
-    job = _Job(corpus, settings, chunking, full, accept_edits, allow_empty, on_file, progress, batch_chunks, workers)
+    job = _Job(
+        corpus,
+        settings,
+        chunking,
+        full,
+        accept_edits,
+        allow_empty,
+        on_file,
+        progress,
+        batch_chunks,
+        workers,
+        parser_memory_limit,
+    )
     if dry_run:
         result = _dry_run(store, job)
     else:
@@ -121,6 +135,7 @@ class _Job:
     progress: Callable[[int, int], None] | None
     batch_chunks: int
     workers: int | None
+    parser_memory_limit: int | None
 
 
 def _scan(
@@ -139,6 +154,7 @@ def _scan(
         workers=job.workers,
         memo=memo,
         on_accepted=early,
+        parser_memory_limit=job.parser_memory_limit,
     )
     if scan.seen == 0 and stored and not job.allow_empty and not scan.unreadable_folders:
         # An unmounted volume or a wrong path looks exactly like "everything was deleted".
