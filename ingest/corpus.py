@@ -36,7 +36,7 @@ from ingest.metadata import (
 from ingest.model import FORMATS, DocumentMeta, DocumentProblems, ParsedDocument, SourceDocument, UnreadableFile
 from ingest.parse import PARSER_VERSION, SUFFIXES, format_of, parse_bytes, read_metadata
 from ingest.settings import Settings
-from ingest.workers import WORKER_DIED, WorkerPool, default_memory_limit, die_with, limit_memory, results_in_order
+from ingest.workers import WorkerPool, default_memory_limit, die_with, limit_memory, results_in_order
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,9 @@ WINDOW_PER_WORKER = 4  # tasks in flight per worker
 WORKERS_MAX = 8
 
 
+PARSER_TIMEOUT_S = 600.0  # per file in a parser process; the largest real PDFs take seconds
+
+
 def default_workers() -> int:
     """One parser process per core, at most WORKERS_MAX."""
     return min(os.cpu_count() or 1, WORKERS_MAX)
@@ -157,6 +160,7 @@ def _check_files(
     skip_body: Collection[str],
     workers: int,
     memory_limit: int | None = None,
+    timeout_s: float | None = None,
 ) -> Iterator[Scanned]:
     """Every file's result, in the order of ``paths``; parsed in worker processes when it pays.
 
@@ -185,6 +189,7 @@ def _check_files(
         window_per_worker=WINDOW_PER_WORKER,
         initializer=_init_worker,
         initargs=(root, dict(inventory), settings, frozenset(skip_body), os.getpid(), memory_limit),
+        item_timeout_s=timeout_s,
     )
     yield from results_in_order(pool, paths)
 
@@ -206,13 +211,13 @@ def _init_worker(
     limit_memory(memory_limit)
 
 
-def _died_on(root: Path, inventory: Mapping[str, Mapping[str, Any]], path: Path) -> Scanned:
+def _died_on(root: Path, inventory: Mapping[str, Mapping[str, Any]], path: Path, reason: str) -> Scanned:
     source = path.relative_to(root).as_posix()
     entry = inventory.get(path.relative_to(root / DOCUMENTS).as_posix())
     sha256 = ""
     with contextlib.suppress(OSError, UnreadableFile):
         sha256 = hashlib.sha256(read_document(path)).hexdigest()
-    return _rejected(source, {}, entry, [f"{source}: unreadable file: {WORKER_DIED}"], sha256)
+    return _rejected(source, {}, entry, [f"{source}: unreadable file: {reason}"], sha256)
 
 
 def _check_group(paths: list[Path]) -> list[Scanned]:
@@ -350,6 +355,7 @@ def scan_corpus(
     memo: ScanMemo | None = None,
     on_accepted: Callable[[Accepted], Accepted] | None = None,
     parser_memory_limit: int | None = None,
+    parser_timeout_s: float | None = PARSER_TIMEOUT_S,
 ) -> CorpusScan:
     """Parse and validate every document of the corpus at ``root``; writes nothing.
 
@@ -361,6 +367,8 @@ def scan_corpus(
     and returns what the scan keeps of it (a run chunks and writes it there and drops its body).
     ``parser_memory_limit``: bytes of writable memory per parser process (None: an even share of the
     machine's memory; 0: no cap); a file whose parser dies past it is rejected, the others go on.
+    ``parser_timeout_s``: seconds a file may take in a parser process before it is stopped and
+    rejected (None: no limit).
     """
     root = Path(root)
     if not (root / DOCUMENTS).is_dir():
@@ -399,6 +407,7 @@ def scan_corpus(
         skip_body,
         default_workers() if workers is None else workers,
         parser_memory_limit,
+        parser_timeout_s,
     )
     results = _in_order(paths, root, reused, checked, on_file, on_accepted)
     if not inventory_skipped:

@@ -26,23 +26,29 @@ WORKER_DIED = (
     "the parser process died while reading this file (out of memory under the parser's memory cap, "
     "or a crash in a native parsing library)"
 )
+WORKER_TIMED_OUT = "parsing this file took longer than the parser's time limit ({seconds:g} s); it was stopped"
 
 
 @dataclass(frozen=True)
 class WorkerPool(Generic[Item, Result]):
     """How to run ``task`` over groups of items in spawned processes.
 
-    ``initializer(*initargs)`` runs once in each worker; ``on_death(item)`` is the result given for an
-    item whose worker died on it, alone, twice (once among its group, once on its own).
+    ``initializer(*initargs)`` runs once in each worker; ``on_death(item, reason)`` is the result given
+    for an item whose worker died on it (or ran past ``item_timeout_s``, then killed) twice: once among
+    its group, once on its own.
     """
 
     task: Callable[[list[Item]], list[Result]]
-    on_death: Callable[[Item], Result]
+    on_death: Callable[[Item, str], Result]
     workers: int
     group: int
     window_per_worker: int
     initializer: Callable[..., None]
     initargs: tuple[object, ...]
+    item_timeout_s: float | None = None
+
+    def timeout(self, items: int) -> float | None:
+        return None if self.item_timeout_s is None else self.item_timeout_s * items
 
 
 def results_in_order(pool: WorkerPool[Item, Result], items: Sequence[Item]) -> Iterator[Result]:
@@ -85,8 +91,11 @@ def _run_until_broken(
                 break
             group, future = window.popleft()
             try:
-                result: list[Result] | None = future.result()
+                result: list[Result] | None = future.result(timeout=pool.timeout(len(group)))
             except BrokenProcessPool:
+                broken, result = True, None
+            except TimeoutError:
+                _kill_workers(executor)  # a stuck worker cannot be interrupted: the pool goes, the file is found
                 broken, result = True, None
             if broken:
                 unfinished.append((group, result))  # after the broken pool is gone, in order
@@ -105,13 +114,22 @@ def _alone(pool: WorkerPool[Item, Result], item: Item) -> Result:
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
-    try:
-        with ProcessPoolExecutor(
-            max_workers=1, mp_context=context, initializer=pool.initializer, initargs=pool.initargs
-        ) as executor:
-            return executor.submit(pool.task, [item]).result()[0]
-    except BrokenProcessPool:
-        return pool.on_death(item)
+    with ProcessPoolExecutor(
+        max_workers=1, mp_context=context, initializer=pool.initializer, initargs=pool.initargs
+    ) as executor:
+        try:
+            return executor.submit(pool.task, [item]).result(timeout=pool.timeout(1))[0]
+        except BrokenProcessPool:
+            return pool.on_death(item, WORKER_DIED)
+        except TimeoutError:
+            _kill_workers(executor)
+            return pool.on_death(item, WORKER_TIMED_OUT.format(seconds=pool.item_timeout_s))
+
+
+def _kill_workers(executor: ProcessPoolExecutor) -> None:
+    for process in list(getattr(executor, "_processes", {}).values()):
+        with contextlib.suppress(OSError, ValueError):
+            process.kill()
 
 
 def limit_memory(limit_bytes: int | None) -> None:

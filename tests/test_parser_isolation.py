@@ -5,6 +5,7 @@ parsed and indexed, and results keep their order."""
 from __future__ import annotations
 
 import os
+import time
 import zlib
 from pathlib import Path
 
@@ -102,8 +103,14 @@ def _square_or_die(items: list[int]) -> list[int]:
     return [item * item for item in items]
 
 
-def _died(item: int) -> int:
-    return -1000 + item
+def _died(item: int, reason: str) -> int:
+    return (-1000 if "died" in reason else -2000) + item
+
+
+def _square_or_hang(items: list[int]) -> list[int]:
+    if 0 in items:
+        time.sleep(3600)  # a parser stuck in native code
+    return [item * item for item in items]
 
 
 def _no_init() -> None:
@@ -118,3 +125,12 @@ def test_results_keep_their_order_around_dead_workers(workers):
     results = list(results_in_order(pool, items))
 
     assert results == [1, 4, 9, -1004, 25, 36, 49, 64, -1009, 100, 121, 144, 169]
+
+
+def test_a_stuck_worker_is_stopped_and_only_its_item_fails():
+    items = [1, 2, 0, 3, 4]
+    pool = WorkerPool(
+        _square_or_hang, _died, 2, group=2, window_per_worker=1, initializer=_no_init, initargs=(), item_timeout_s=2
+    )
+
+    assert list(results_in_order(pool, items)) == [1, 4, -2000, 9, 16]
