@@ -49,6 +49,7 @@ from ingest.plan import parsed_document as parsed_document
 from ingest.plan import plan_sync as plan_sync
 from ingest.plan import record_for as record_for
 from ingest.plan import settings_fingerprint as settings_fingerprint
+from ingest.plan import visibility_changes
 from ingest.plan import with_corpus_limits as with_corpus_limits
 from ingest.settings import ChunkSettings, Settings, SettingsError
 from ingest.store.base import Store
@@ -81,12 +82,15 @@ def run(
     write_batch_chunks: int | None = None,
     workers: int | None = None,
     parser_memory_limit: int | None = None,
+    strict: bool = False,
 ) -> RunResult:
     """Validate, chunk and write a corpus to a store; incremental unless ``full``.
 
     ``write_batch_chunks``: chunks per write batch (None: INGEST_WRITE_BATCH_CHUNKS, else 2000);
     ``workers``: parser processes (None: one per core, at most 8). The CLI passes both.
     ``parser_memory_limit``: bytes per parser process (None: a share of the machine's memory; 0: none).
+    ``strict``: all or nothing — when any document is rejected nothing is written, except what keeps
+    readers safe: role aliases follow [roles] and stored versions the folder now restricts are withdrawn.
     """
     started = time.perf_counter()
     chunking = with_corpus_limits(chunking, settings.chunking)
@@ -96,6 +100,8 @@ def run(
     store.check()  # unreachable → StoreUnavailable before anything is read or written
     # Access follows [roles] on every run, before anything else (a dry run only reports).
     access_changes = store.reconcile_access(settings.roles, check=dry_run, full=full)
+    if not dry_run:
+        _record_roles(store, settings)
     job = _Job(
         corpus,
         settings,
@@ -114,7 +120,7 @@ def run(
     else:
         # Everything is read under the lock: a run never plans against a store another run replaced.
         with store.lock(_owner(), wait_s=lock_wait_s):
-            result = _locked_run(store, job)
+            result = _strict_run(store, job) if strict else _locked_run(store, job)
     result.access_changes = access_changes
     result.warnings = list(getattr(store, "warnings", []))  # e.g. the lock release failed after the writes
     result.elapsed_s = time.perf_counter() - started
@@ -218,6 +224,53 @@ def _locked_run(store: Store, job: _Job) -> RunResult:
     return result
 
 
+def _strict_run(store: Store, job: _Job) -> RunResult:
+    """--strict: plan first without writing; write everything only when nothing was rejected.
+
+    A refused run still withdraws what readers must no longer see — versions the folder now gives
+    narrower access, other dates or another status (withdrawn by the plan, or changed and not written
+    now) — because keeping them would serve passages to readers the folder no longer allows.
+    """
+    planned = _dry_run(store, job)
+    if not planned.plan.problems:
+        return _locked_run(store, job)
+    plan = planned.plan
+    safety = {old.key: old for old in plan.to_remove if old.key in plan.withdrawn}
+    for doc, _, old in plan.to_write:
+        if old is not None and old.key == doc.meta.key and visibility_changes(doc, old):
+            safety[old.key] = old
+    rejected = len({p.source for p in plan.problems})
+    note = f"not written: --strict and {rejected} document(s) rejected"
+    items = []
+    for item in plan.items:
+        if item.key in safety and item.action in ("removed", "changed", "moved"):
+            old = safety[item.key]
+            item = PlannedDocument("removed", item.key, old.source, f"withdrawn: {item.reason}", delete=old.chunk_count)
+        elif item.action in ("new", "changed", "moved"):
+            item = replace(item, action="rejected" if item.action == "new" else "kept", reason=note, write=0, delete=0)
+        elif item.action == "removed":
+            item = replace(item, action="kept", reason=note, delete=0)
+        items.append(item)
+    refused = Plan(
+        items=items,
+        to_remove=list(safety.values()),
+        problems=plan.problems,
+        folders=plan.folders,
+        held=set(),
+        withdrawn=set(safety),
+    )
+    result = RunResult(store.name, refused, planned.seen, defaulted_access=planned.defaulted_access)
+    result.strict_refused = True
+    stored = store.documents()
+    if safety:
+        journal = _Journal(store)
+        tick = _ticker(job.progress, len(safety))
+        _write_plan(store, refused, settings_fingerprint(job.chunking), result, tick, job.batch_chunks, journal=journal)
+        store.set_meta({JOURNAL: ""})
+    result.total = _total_after(stored, refused)
+    return result
+
+
 def _total_after(stored: list[DocumentRecord], plan: Plan) -> int:
     """Chunks in the store after the plan: the records' chunk counts (no count request needed)."""
     live = {r.key: r.chunk_count for r in stored}
@@ -289,6 +342,15 @@ def analysis_change(store: Store, stored: list[DocumentRecord], meta: Mapping[st
 def _give_reason(plan: Plan, reason: str) -> None:
     if reason:
         plan.items = [replace(item, reason=item.reason or reason) for item in plan.items]
+
+
+def _record_roles(store: Store, settings: Settings) -> None:
+    """The roles searches resolve to labels follow [roles] before anything else, like the aliases:
+    a run that then fails or writes nothing (--strict) must not leave a narrowed role reading more."""
+    access = {key: value for key, value in _meta(settings, ChunkSettings(), "").items() if key in ("labels", "roles")}
+    current = store.get_meta()
+    if current and any(current.get(key) != value for key, value in access.items()):
+        store.set_meta(access)
 
 
 def _meta(settings: Settings, chunking: ChunkSettings, analysis: str) -> dict[str, str]:

@@ -232,11 +232,16 @@ EDITED = "content edited without a version bump (--accept-edits)"
 VISIBILITY_FIELDS = ("access", "effective_from", "effective_to", "status")
 
 
+def visibility_changes(doc: SourceDocument, old: DocumentRecord) -> list[str]:
+    """The fields among access, dates and status in which the folder's document differs from the stored one."""
+    return [f for f in _metadata_differs(doc, old) if f in VISIBILITY_FIELDS]
+
+
 def _withdraw_if_visibility_changed(plan: Plan, doc: SourceDocument, old: DocumentRecord) -> None:
     """The folder's file changed without a version bump (refused) AND now gives other access,
     dates or status: keeping the stored chunks would serve them to readers the folder no longer
     allows (e.g. public → staff). Withdraw the stored version until the document is re-indexed."""
-    changed = [f for f in _metadata_differs(doc, old) if f in VISIBILITY_FIELDS]
+    changed = visibility_changes(doc, old)
     if not changed:
         return
     fields = ", ".join(f"{f} {getattr(old, f)!r} → {getattr(record_for(doc, [], ''), f)!r}" for f in changed)
@@ -371,6 +376,7 @@ class RunResult:
     dry_run: bool = False
     access_changes: list[str] = field(default_factory=list)  # aliases re-pointed to follow [roles]
     warnings: list[str] = field(default_factory=list)  # problems after the writes; counts stay true
+    strict_refused: bool = False  # --strict and documents rejected: only withdrawals were written
 
     @property
     def ok(self) -> bool:
