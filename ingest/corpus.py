@@ -27,11 +27,14 @@ from ingest.listing import read_document as read_document
 from ingest.listing import shown as shown
 from ingest.metadata import (
     INVENTORY,
+    Visibility,
     cross_document_problems,
+    declared_visibility,
     found_doc_id,
     found_key,
     read_inventory,
     resolve_metadata,
+    visibility_of,
 )
 from ingest.model import FORMATS, DocumentMeta, DocumentProblems, ParsedDocument, SourceDocument, UnreadableFile
 from ingest.parse import PARSER_VERSION, SUFFIXES, format_of, parse_bytes, read_metadata
@@ -52,6 +55,8 @@ class CorpusScan:
     listing: str = ""  # hash of the listed paths
     defaulted_sources: tuple[str, ...] = ()  # valid documents whose access came from the default
     rejected_files: tuple[Rejected, ...] = ()  # files rejected on their own, with the bytes' sha256
+    # every rejected file read to the end: source -> (sha256, the access, dates and status it declares)
+    rejected_visibility: Mapping[str, tuple[str, Visibility | None]] = field(default_factory=dict)
 
     @property
     def unreadable_folders(self) -> tuple[str, ...]:
@@ -130,6 +135,7 @@ class Rejected:
     problems: DocumentProblems
     key: str | None = None  # doc_id@version a rejected file declares
     sha256: str = ""  # of the bytes that were rejected ("" when they could not be read)
+    visibility: Visibility | None = None  # access, dates and status it declares; None: unreadable
 
 
 Scanned: TypeAlias = Accepted | Rejected
@@ -257,7 +263,8 @@ def _check_file(
         return _rejected(source, {}, entry, [problem], sha256)
     meta, problems, defaulted = resolve_metadata(source, fields, entry, settings)
     if meta is None:
-        return _rejected(source, fields, entry, problems, sha256)
+        declared = declared_visibility(fields, entry, settings.access_default or "")
+        return _rejected(source, fields, entry, problems, sha256, declared)
     document = SourceDocument(source=source, sha256=sha256, parsed=parsed, meta=meta, format=_format(path.name))
     if parsed is not None:
         # The term limit does not depend on chunk settings: `validate` refuses what `run` would.
@@ -267,7 +274,8 @@ def _check_file(
             check_terms(parsed.text, document)
             check_headings(parsed.blocks)
         except ChunkLimitExceeded as exc:
-            return _rejected(source, fields, entry, [f"{source}: {exc}"], sha256)
+            declared = declared_visibility(fields, entry, settings.access_default or "")
+            return _rejected(source, fields, entry, [f"{source}: {exc}"], sha256, declared)
     return Accepted(source, document, defaulted)
 
 
@@ -277,10 +285,15 @@ def _format(name: str) -> str:
 
 
 def _rejected(
-    source: str, fields: Any, entry: Mapping[str, Any] | None, problems: list[str], sha256: str = ""
+    source: str,
+    fields: Any,
+    entry: Mapping[str, Any] | None,
+    problems: list[str],
+    sha256: str = "",
+    visibility: Visibility | None = None,
 ) -> Rejected:
     record = DocumentProblems(source, found_doc_id(fields, entry), tuple(problems))
-    return Rejected(source, record, key=found_key(fields, entry), sha256=sha256)
+    return Rejected(source, record, key=found_key(fields, entry), sha256=sha256, visibility=visibility)
 
 
 def _inventory_bytes(root: Path) -> tuple[bytes | None, list[str]]:
@@ -459,9 +472,11 @@ def _assemble(
     documents = []
     rejected = [result.problems for result in results if isinstance(result, Rejected)] + listing.file_problems
     defaulted: list[str] = []
+    visibility = {r.source: (r.sha256, r.visibility) for r in results if isinstance(r, Rejected) and r.sha256}
     for result in passed:
         if result.source in cross:
             rejected.append(DocumentProblems(result.source, result.document.meta.doc_id, tuple(cross[result.source])))
+            visibility[result.source] = (result.document.sha256, visibility_of(result.document.meta))
         else:
             documents.append(result.document)
             if result.defaulted:
@@ -478,4 +493,5 @@ def _assemble(
         listing=listed,
         defaulted_sources=tuple(sorted(defaulted)),
         rejected_files=tuple(r for r in results if isinstance(r, Rejected) and r.sha256),
+        rejected_visibility=visibility,
     )

@@ -78,3 +78,48 @@ def test_a_refused_strict_run_withdraws_a_tightened_document(tmp_path, store_arg
     assert data["documents"]["indexed"] == 0 and data["documents"]["removed"] == 1
     assert data["chunks"]["written"] == 0 and data["chunks"]["deleted"] >= 1
     assert public_hits(corpus, store_args, "zebracorn") == set()
+
+
+EDITS = {
+    "staff and a bad date": ("access: public", "access: staff\neffective_from: 2026-13-01"),
+    "a label in capitals": ("access: public", "access: Staff"),
+    "an unknown label": ("access: public", "access: secret"),
+    "a list": ("access: public", "access: [staff]"),
+    "no access line": ("access: public\n", ""),
+    "the key twice": ("access: public", "access: public\naccess: staff"),
+    "broken YAML": ("access: public", "access: staff\n  : : bad: ["),
+    "an expiry and a dangling reference": ("access: public", "access: public\neffective_to: 2020-01-01\nsuperseded_by: x@9"),
+}
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_a_rejected_edit_that_may_narrow_visibility_withdraws_the_stored_version(tmp_path, store_args, edit):
+    """A rejected file keeps its stored version only while it still declares the stored access, dates
+    and status (outside pass F8: any other problem in the file kept a tightened document public)."""
+    corpus = tmp_path / "corpus"
+    doc = write_doc(corpus, "pub.md", "pub-doc", salt="zebracorn")
+    write_doc(corpus, "other.md", "other-doc")
+    assert ingest("run", str(corpus), "--quiet", *store_args).returncode == 0
+    old, new = EDITS[edit]
+    doc.write_text(doc.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+
+    done = ingest("run", str(corpus), "--json", *store_args)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    data = json.loads(done.stdout)
+    assert data["documents"]["removed"] == 1
+    assert "withdrawn" in " ".join(p for record in data["problems"] for p in record["problems"])
+    assert public_hits(corpus, store_args, "zebracorn") == set()
+
+
+def test_a_rejected_file_that_still_declares_the_stored_visibility_keeps_it(tmp_path, store_args):
+    corpus = tmp_path / "corpus"
+    doc = write_doc(corpus, "pub.md", "pub-doc", salt="zebracorn")
+    assert ingest("run", str(corpus), "--quiet", *store_args).returncode == 0
+    doc.write_text(doc.read_text(encoding="utf-8").replace("title:", "tags: 7\ntitle:"), encoding="utf-8")
+
+    done = ingest("run", str(corpus), "--json", *store_args)
+
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["documents"]["removed"] == 0
+    assert public_hits(corpus, store_args, "zebracorn") == {"pub-doc"}
