@@ -185,6 +185,7 @@ class RunOptions:
     accept_edits: bool = False
     wait_s: float = 0.0
     allow_empty: bool = False
+    strict: bool = False  # write nothing but withdrawals when any document is rejected
 
 
 def run_pipeline(
@@ -211,6 +212,7 @@ def run_pipeline(
         accept_edits=options.accept_edits,
         lock_wait_s=options.wait_s,
         allow_empty=options.allow_empty,
+        strict=options.strict,
         on_file=on_file,
         progress=progress,
         workers=config.workers,
@@ -230,6 +232,7 @@ def run(
     accept_edits: bool = False,
     wait_s: float = 0.0,
     allow_empty: bool = False,
+    strict: bool = False,
     workers: int | None = None,
     write_batch_chunks: int | None = None,
 ) -> RunResult:
@@ -249,7 +252,9 @@ def run(
         connection = store.config if isinstance(store, Index) else resolve(store)
         target, owned = _open(connection, settings=settings), True
     config = load(connection, workers=workers, write_batch_chunks=write_batch_chunks)
-    options = RunOptions(full=full, dry_run=dry_run, accept_edits=accept_edits, wait_s=wait_s, allow_empty=allow_empty)
+    options = RunOptions(
+        full=full, dry_run=dry_run, accept_edits=accept_edits, wait_s=wait_s, allow_empty=allow_empty, strict=strict
+    )
     try:
         return run_pipeline(corpus, target, settings, chunking, config, options)
     finally:

@@ -16,7 +16,6 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -219,9 +218,8 @@ def run(
     flags: ConnectionRequest = NO_FLAGS,
 ) -> None:
     """Validate, chunk and write to the store: only what changed; what left the folder is deleted."""
-    # --strict first plans without writing; it writes (a second pass) only when nothing was rejected.
     options = RunOptions(
-        full=full, dry_run=dry_run or strict, accept_edits=accept_edits, wait_s=wait, allow_empty=allow_empty
+        full=full, dry_run=dry_run, accept_edits=accept_edits, wait_s=wait, allow_empty=allow_empty, strict=strict
     )
     with store_command(flags, report.as_json) as (config, connection):
         corpus = corpus_dir(corpus)
@@ -233,16 +231,13 @@ def run(
                 total_files = file_total(corpus) if bar else None
                 start = functools.partial(run_pipeline, corpus, target, settings, chunking, config)
                 result = _execute(start, options, bar, total_files)
-                strict_refused = strict and not dry_run and bool(result.plan.problems)
-                if strict and not dry_run and not strict_refused:
-                    writing = replace(options, dry_run=False)
-                    result = _execute(start, writing, bar, total_files)
+                strict_refused = result.strict_refused
         finally:
             target.close()
         write_junit(report.junit_file, junit.run_suite(result))
         data = result.to_json()
         if strict_refused:
-            data["strict"] = "refused: documents rejected, nothing written"
+            data["strict"] = "refused: documents rejected, nothing written but withdrawals"
         if report.as_json:
             emit_json(data)
         else:

@@ -232,7 +232,8 @@ def print_run(
     if d["defaulted_access"] and not quiet:
         out.print(f"access defaulted from ingest.toml: {d['defaulted_access']} document(s)")
     if strict_refused:
-        out.print(f"[red]--strict:[/red] {d['rejected']} document(s) rejected; nothing written")
+        withdrawn = f" but {d['removed']} withdrawn (no longer readable as stored)" if d["removed"] else ""
+        out.print(f"[red]--strict:[/red] {d['rejected']} document(s) rejected; nothing written{withdrawn}")
     verb = "would be" if dry_run else ""
     out.print(
         f"documents: {d['seen']} seen, {d['indexed']} indexed, {d['unchanged']} unchanged, "

@@ -9,16 +9,13 @@ last, over the documents that passed their own checks.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
-import multiprocessing
 import os
-import signal
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Collection, Iterator, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -33,11 +30,14 @@ from ingest.listing import relative_source
 from ingest.listing import shown as shown
 from ingest.metadata import (
     INVENTORY,
+    Visibility,
     cross_document_problems,
+    declared_visibility,
     found_doc_id,
     found_key,
     read_inventory,
     resolve_metadata,
+    visibility_of,
 )
 from ingest.model import (
     FORMATS,
@@ -51,6 +51,7 @@ from ingest.model import (
 )
 from ingest.parse import PARSER_VERSION, SUFFIXES, format_of, parse_bytes, read_metadata
 from ingest.settings import Settings
+from ingest.workers import WorkerPool, default_memory_limit, die_with, limit_memory, results_in_order
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,8 @@ class CorpusScan:
     listing: str = ""  # hash of the listed paths
     defaulted_sources: tuple[str, ...] = ()  # valid documents whose access came from the default
     rejected_files: tuple[Rejected, ...] = ()  # files rejected on their own, with the bytes' sha256
+    # every rejected file read to the end: source -> (sha256, the access, dates and status it declares)
+    rejected_visibility: Mapping[str, tuple[str, Visibility | None]] = field(default_factory=dict)
 
     @property
     def unreadable_folders(self) -> tuple[str, ...]:
@@ -119,6 +122,9 @@ WINDOW_PER_WORKER = 4  # tasks in flight per worker
 WORKERS_MAX = 8
 
 
+PARSER_TIMEOUT_S = 600.0  # per file in a parser process; the largest real PDFs take seconds
+
+
 def default_workers() -> int:
     """One parser process per core, at most WORKERS_MAX."""
     return min(os.cpu_count() or 1, WORKERS_MAX)
@@ -141,6 +147,7 @@ class Rejected:
     problems: DocumentProblems
     key: str | None = None  # doc_id@version a rejected file declares
     sha256: str = ""  # of the bytes that were rejected ("" when they could not be read)
+    visibility: Visibility | None = None  # access, dates and status it declares; None: unreadable
 
 
 Scanned: TypeAlias = Accepted | Rejected
@@ -170,6 +177,8 @@ def _check_files(
     settings: Settings,
     skip_body: Collection[str],
     workers: int,
+    memory_limit: int | None = None,
+    timeout_s: float | None = None,
 ) -> Iterator[Scanned]:
     """Every file's result, in the order of ``paths``; parsed in worker processes when it pays.
 
@@ -177,58 +186,56 @@ def _check_files(
     result. Workers are spawned (not forked: the caller may hold threads and locks).
     """
     # Files whose bytes are already stored only have their metadata read: cheap, not worth a worker.
+    # PDFs go to a worker even in a small run: pdfium is native code, and a hostile PDF that crashes it
+    # or exhausts memory must cost that file only, not the run.
     heavy = len(paths) - len(skip_body)
-    if workers < 2 or heavy < PARALLEL_MIN_FILES:
+    has_pdf = any(path.suffix.lower() == ".pdf" for path in paths)
+    if not has_pdf and (workers < 2 or heavy < PARALLEL_MIN_FILES):
         for path in paths:
             yield _check_file(path, root, inventory, settings, skip_body)
         return
-    context = multiprocessing.get_context("spawn")
-    init = functools.partial(_init_worker, root, dict(inventory), settings, frozenset(skip_body), os.getpid())
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=init) as pool:
+    processes = max(workers, 1) if heavy >= PARALLEL_MIN_FILES else 1
+    if memory_limit is None:
+        memory_limit = default_memory_limit(processes)
+    pool = WorkerPool(
+        task=_check_group,
+        on_death=functools.partial(_died_on, root, inventory),
+        workers=processes,
+        group=GROUP_FILES,
         # A bounded window of files in flight: parsed documents never pile up ahead of the caller
         # (which chunks and writes them as they arrive), so memory does not grow with the corpus.
-        window: deque[Future[list[Scanned]]] = deque()
-        groups = (paths[i : i + GROUP_FILES] for i in range(0, len(paths), GROUP_FILES))
-        for group in groups:
-            window.append(pool.submit(_check_group, group))
-            if len(window) >= workers * WINDOW_PER_WORKER:
-                yield from window.popleft().result()
-        while window:
-            yield from window.popleft().result()
+        window_per_worker=WINDOW_PER_WORKER,
+        initializer=_init_worker,
+        initargs=(root, dict(inventory), settings, frozenset(skip_body), os.getpid(), memory_limit),
+        item_timeout_s=timeout_s,
+    )
+    yield from results_in_order(pool, paths)
 
 
 _worker_args: tuple[Path, Mapping[str, Mapping[str, Any]], Settings, frozenset[str]] | None = None
 
 
 def _init_worker(
-    root: Path, inventory: Mapping[str, Mapping[str, Any]], settings: Settings, skip_body: frozenset[str], parent: int
+    root: Path,
+    inventory: Mapping[str, Mapping[str, Any]],
+    settings: Settings,
+    skip_body: frozenset[str],
+    parent: int,
+    memory_limit: int | None,
 ) -> None:
     global _worker_args
     _worker_args = (root, inventory, settings, skip_body)
-    _die_with(parent)
+    die_with(parent)
+    limit_memory(memory_limit)
 
 
-def _die_with(parent: int) -> None:
-    """A worker must not outlive the run that started it (a killed `ingest run` would leave
-    it blocked forever): on Linux the kernel kills it when the parent dies (PR_SET_PDEATHSIG);
-    everywhere, a watcher thread exits it once its parent is gone."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass  # not Linux: the watcher below is enough
-    if os.getppid() != parent:  # the parent died before the line above took effect
-        os._exit(1)
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="ingest-parent-watch", daemon=True).start()
+def _died_on(root: Path, inventory: Mapping[str, Mapping[str, Any]], path: Path, reason: str) -> Scanned:
+    source = path.relative_to(root).as_posix()
+    entry = inventory.get(path.relative_to(root / DOCUMENTS).as_posix())
+    sha256 = ""
+    with contextlib.suppress(OSError, UnreadableFile):
+        sha256 = hashlib.sha256(read_document(path)).hexdigest()
+    return _rejected(source, {}, entry, [f"{source}: unreadable file: {reason}"], sha256)
 
 
 def _check_group(paths: list[Path]) -> list[Scanned]:
@@ -268,7 +275,8 @@ def _check_file(
         return _rejected(source, {}, entry, [problem], sha256)
     meta, problems, defaulted = resolve_metadata(source, fields, entry, settings)
     if meta is None:
-        return _rejected(source, fields, entry, problems, sha256)
+        declared = declared_visibility(fields, entry, settings.access_default or "")
+        return _rejected(source, fields, entry, problems, sha256, declared)
     if parsed is None:
         return Accepted(source, UnparsedDocument(source, sha256, meta, _format(path.name)), defaulted)
     document = SourceDocument(source=source, sha256=sha256, parsed=parsed, meta=meta, format=_format(path.name))
@@ -279,7 +287,8 @@ def _check_file(
         check_terms(parsed.text, document)
         check_headings(parsed.blocks)
     except ChunkLimitExceeded as exc:
-        return _rejected(source, fields, entry, [f"{source}: {exc}"], sha256)
+        declared = declared_visibility(fields, entry, settings.access_default or "")
+        return _rejected(source, fields, entry, [f"{source}: {exc}"], sha256, declared)
     return Accepted(source, document, defaulted)
 
 
@@ -289,10 +298,15 @@ def _format(name: str) -> str:
 
 
 def _rejected(
-    source: str, fields: Any, entry: Mapping[str, Any] | None, problems: list[str], sha256: str = ""
+    source: str,
+    fields: Any,
+    entry: Mapping[str, Any] | None,
+    problems: list[str],
+    sha256: str = "",
+    visibility: Visibility | None = None,
 ) -> Rejected:
     record = DocumentProblems(source, found_doc_id(fields, entry), tuple(problems))
-    return Rejected(source, record, key=found_key(fields, entry), sha256=sha256)
+    return Rejected(source, record, key=found_key(fields, entry), sha256=sha256, visibility=visibility)
 
 
 def _inventory_bytes(root: Path) -> tuple[bytes | None, list[str]]:
@@ -407,6 +421,8 @@ def scan_corpus(
     memo: ScanMemo | None = None,
     on_accepted: Callable[[Accepted], Accepted] | None = None,
     ahead: FolderAhead | None = None,
+    parser_memory_limit: int | None = None,
+    parser_timeout_s: float | None = PARSER_TIMEOUT_S,
 ) -> CorpusScan:
     """Parse and validate every document of the corpus at ``root``; writes nothing.
 
@@ -417,6 +433,10 @@ def scan_corpus(
     core, at most 8). ``on_accepted`` sees each file that passed its own checks as it arrives
     and returns what the scan keeps of it (a run chunks and writes it there and drops its body).
     ``ahead``: the listing and hashes read in a thread as the run started (used with ``memo``).
+    ``parser_memory_limit``: bytes of writable memory per parser process (None: an even share of the
+    machine's memory; 0: no cap); a file whose parser dies past it is rejected, the others go on.
+    ``parser_timeout_s``: seconds a file may take in a parser process before it is stopped and
+    rejected (None: no limit).
     """
     root = Path(root)
     if not (root / DOCUMENTS).is_dir():
@@ -449,7 +469,14 @@ def scan_corpus(
             # (a defaulted access label for a confidential file): stop, as for a bad ingest.toml.
             raise CorpusError("; ".join(inventory_problems) + " (fix inventory.yaml: nothing was checked or written)")
     checked = _check_files(
-        todo, root, inventory, settings, skip_body, default_workers() if workers is None else workers
+        todo,
+        root,
+        inventory,
+        settings,
+        skip_body,
+        default_workers() if workers is None else workers,
+        parser_memory_limit,
+        parser_timeout_s,
     )
     results = _in_order(paths, root, reused, checked, on_file, on_accepted)
     if not inventory_skipped:
@@ -501,9 +528,11 @@ def _assemble(
     documents = []
     rejected = [result.problems for result in results if isinstance(result, Rejected)] + listing.file_problems
     defaulted: list[str] = []
+    visibility = {r.source: (r.sha256, r.visibility) for r in results if isinstance(r, Rejected) and r.sha256}
     for result in passed:
         if result.source in cross:
             rejected.append(DocumentProblems(result.source, result.document.meta.doc_id, tuple(cross[result.source])))
+            visibility[result.source] = (result.document.sha256, visibility_of(result.document.meta))
         else:
             documents.append(result.document)
             if result.defaulted:
@@ -520,4 +549,5 @@ def _assemble(
         listing=listed,
         defaulted_sources=tuple(sorted(defaulted)),
         rejected_files=tuple(r for r in results if isinstance(r, Rejected) and r.sha256),
+        rejected_visibility=visibility,
     )

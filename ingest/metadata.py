@@ -333,6 +333,42 @@ def found_doc_id(file_fields: Any, inventory_fields: Mapping[str, Any] | None) -
     return None
 
 
+Visibility = tuple[tuple[str, tuple[str, ...]], ...]  # (field, every value declared for it), sorted
+
+
+def declared_visibility(
+    file_fields: Any, inventory_fields: Mapping[str, Any] | None, access_default: str
+) -> Visibility:
+    """Who a file says may read it and when — access, dates, status — as written, valid or not:
+    every value given (file and inventory), else the default. For a rejected file whose stored
+    version must be kept only while it is exactly as visible as the folder now says."""
+    defaults: dict[str, str] = {"access": access_default, "effective_from": "", "effective_to": "", "status": "current"}
+    declared = []
+    for name, default in defaults.items():
+        values: set[str] = set()
+        for fields in (file_fields, inventory_fields or {}):
+            if isinstance(fields, Mapping) and fields.get(name) is not None:
+                values.add(_declared_text(fields[name]))
+        declared.append((name, tuple(sorted(values)) if values else (default,)))
+    return tuple(declared)
+
+
+def _declared_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return value.isoformat() if isinstance(value, date) else repr(value)
+
+
+def visibility_of(meta: DocumentMeta) -> Visibility:
+    """The visibility a valid document's metadata gives, in the shape of :func:`declared_visibility`."""
+    return (
+        ("access", (meta.access,)),
+        ("effective_from", (meta.effective_from.isoformat() if meta.effective_from else "",)),
+        ("effective_to", (meta.effective_to.isoformat() if meta.effective_to else "",)),
+        ("status", (meta.status,)),
+    )
+
+
 def found_key(file_fields: Any, inventory_fields: Mapping[str, Any] | None) -> str | None:
     """``doc_id@version`` a rejected file declares, or None (to explain dangling references)."""
     doc_id = found_doc_id(file_fields, inventory_fields)

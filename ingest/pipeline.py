@@ -49,6 +49,7 @@ from ingest.plan import parsed_document as parsed_document
 from ingest.plan import plan_sync as plan_sync
 from ingest.plan import record_for as record_for
 from ingest.plan import settings_fingerprint as settings_fingerprint
+from ingest.plan import visibility_changes
 from ingest.plan import with_corpus_limits as with_corpus_limits
 from ingest.settings import ChunkSettings, Settings, SettingsError
 from ingest.store.base import Store
@@ -80,11 +81,16 @@ def run(
     progress: Callable[[int, int], None] | None = None,
     write_batch_chunks: int | None = None,
     workers: int | None = None,
+    parser_memory_limit: int | None = None,
+    strict: bool = False,
 ) -> RunResult:
     """Validate, chunk and write a corpus to a store; incremental unless ``full``.
 
     ``write_batch_chunks``: chunks per write batch (None: INGEST_WRITE_BATCH_CHUNKS, else 2000);
     ``workers``: parser processes (None: one per core, at most 8). The CLI passes both.
+    ``parser_memory_limit``: bytes per parser process (None: a share of the machine's memory; 0: none).
+    ``strict``: all or nothing — when any document is rejected nothing is written, except what keeps
+    readers safe: role aliases follow [roles] and stored versions the folder now restricts are withdrawn.
     """
     started = time.perf_counter()
     chunking = with_corpus_limits(chunking, settings.chunking)
@@ -96,13 +102,27 @@ def run(
     store.check()  # unreachable → StoreUnavailable before anything is read or written
     # Access follows [roles] on every run, before anything else (a dry run only reports).
     access_changes = store.reconcile_access(settings.roles, check=dry_run, full=full)
-    job = _Job(corpus, settings, chunking, full, accept_edits, allow_empty, on_file, progress, batch_chunks, workers)
+    if not dry_run:
+        _record_roles(store, settings)
+    job = _Job(
+        corpus,
+        settings,
+        chunking,
+        full,
+        accept_edits,
+        allow_empty,
+        on_file,
+        progress,
+        batch_chunks,
+        workers,
+        parser_memory_limit,
+    )
     if dry_run:
         result = _dry_run(store, job)
     else:
         # Everything is read under the lock: a run never plans against a store another run replaced.
         with store.lock(_owner(), wait_s=lock_wait_s):
-            result = _locked_run(store, job, ahead)
+            result = _strict_run(store, job, ahead) if strict else _locked_run(store, job, ahead)
     result.access_changes = access_changes
     result.warnings = list(getattr(store, "warnings", []))  # e.g. the lock release failed after the writes
     result.elapsed_s = time.perf_counter() - started
@@ -123,6 +143,7 @@ class _Job:
     progress: Callable[[int, int], None] | None
     batch_chunks: int
     workers: int | None
+    parser_memory_limit: int | None
 
 
 def _scan(
@@ -147,6 +168,7 @@ def _scan(
         memo=memo,
         on_accepted=early,
         ahead=ahead,
+        parser_memory_limit=job.parser_memory_limit,
     )
     if scan.seen == 0 and stored and not job.allow_empty and not scan.unreadable_folders:
         # An unmounted volume or a wrong path looks exactly like "everything was deleted".
@@ -207,6 +229,53 @@ def _locked_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
     current = store.get_meta() if job.full or rebuild_reason else meta
     if any(current.get(k) != v for k, v in updates.items() if k != "built_at"):
         store.set_meta(updates)
+    return result
+
+
+def _strict_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> RunResult:
+    """--strict: plan first without writing; write everything only when nothing was rejected.
+
+    A refused run still withdraws what readers must no longer see — versions the folder now gives
+    narrower access, other dates or another status (withdrawn by the plan, or changed and not written
+    now) — because keeping them would serve passages to readers the folder no longer allows.
+    """
+    planned = _dry_run(store, job)
+    if not planned.plan.problems:
+        return _locked_run(store, job, ahead)
+    plan = planned.plan
+    safety = {old.key: old for old in plan.to_remove if old.key in plan.withdrawn}
+    for doc, _, old in plan.to_write:
+        if old is not None and old.key == doc.meta.key and visibility_changes(doc, old):
+            safety[old.key] = old
+    rejected = len({p.source for p in plan.problems})
+    note = f"not written: --strict and {rejected} document(s) rejected"
+    items = []
+    for item in plan.items:
+        if item.key in safety and item.action in ("removed", "changed", "moved"):
+            old = safety[item.key]
+            item = PlannedDocument("removed", item.key, old.source, f"withdrawn: {item.reason}", delete=old.chunk_count)
+        elif item.action in ("new", "changed", "moved"):
+            item = replace(item, action="rejected" if item.action == "new" else "kept", reason=note, write=0, delete=0)
+        elif item.action == "removed":
+            item = replace(item, action="kept", reason=note, delete=0)
+        items.append(item)
+    refused = Plan(
+        items=items,
+        to_remove=list(safety.values()),
+        problems=plan.problems,
+        folders=plan.folders,
+        held=set(),
+        withdrawn=set(safety),
+    )
+    result = RunResult(store.name, refused, planned.seen, defaulted_access=planned.defaulted_access)
+    result.strict_refused = True
+    stored = store.documents()
+    if safety:
+        journal = _Journal(store)
+        tick = _ticker(job.progress, len(safety))
+        _write_plan(store, refused, settings_fingerprint(job.chunking), result, tick, job.batch_chunks, journal=journal)
+        store.set_meta({JOURNAL: ""})
+    result.total = _total_after(stored, refused)
     return result
 
 
@@ -281,6 +350,15 @@ def analysis_change(store: Store, stored: list[DocumentRecord], meta: Mapping[st
 def _give_reason(plan: Plan, reason: str) -> None:
     if reason:
         plan.items = [replace(item, reason=item.reason or reason) for item in plan.items]
+
+
+def _record_roles(store: Store, settings: Settings) -> None:
+    """The roles searches resolve to labels follow [roles] before anything else, like the aliases:
+    a run that then fails or writes nothing (--strict) must not leave a narrowed role reading more."""
+    access = {key: value for key, value in _meta(settings, ChunkSettings(), "").items() if key in ("labels", "roles")}
+    current = store.get_meta()
+    if current and any(current.get(key) != value for key, value in access.items()):
+        store.set_meta(access)
 
 
 def _meta(settings: Settings, chunking: ChunkSettings, analysis: str) -> dict[str, str]:

@@ -224,11 +224,16 @@ EDITED = "content edited without a version bump (--accept-edits)"
 VISIBILITY_FIELDS = ("access", "effective_from", "effective_to", "status")
 
 
+def visibility_changes(doc: ScannedDocument, old: DocumentRecord) -> list[str]:
+    """The fields among access, dates and status in which the folder's document differs from the stored one."""
+    return [f for f in _metadata_differs(doc, old) if f in VISIBILITY_FIELDS]
+
+
 def _withdraw_if_visibility_changed(plan: Plan, doc: ScannedDocument, old: DocumentRecord) -> None:
     """The folder's file changed without a version bump (refused) AND now gives other access,
     dates or status: keeping the stored chunks would serve them to readers the folder no longer
     allows (e.g. public → staff). Withdraw the stored version until the document is re-indexed."""
-    changed = [f for f in _metadata_differs(doc, old) if f in VISIBILITY_FIELDS]
+    changed = visibility_changes(doc, old)
     if not changed:
         return
     now = record_for(doc, [], "")
@@ -300,6 +305,22 @@ def _plan_document(
     plan.to_write.append((doc, chunks, old))
 
 
+def _withdraw_rejected(plan: Plan, old: DocumentRecord, why: str) -> None:
+    message = (
+        f"{old.source}: {why}: the stored version {old.version} is withdrawn (never kept readable under "
+        "access, dates or status the folder may no longer give); fix the file and the next run indexes it"
+    )
+    for index, record in enumerate(plan.problems):
+        if record.source == old.source:
+            plan.problems[index] = replace(record, problems=(*record.problems, message))
+            break
+    else:
+        plan.problems.append(DocumentProblems(old.source, old.doc_id, (message,)))
+    plan.items.append(PlannedDocument("removed", old.key, old.source, f"withdrawn: {why}", delete=old.chunk_count))
+    plan.to_remove.append(old)
+    plan.withdrawn.add(old.key)
+
+
 def _plan_removals(plan: Plan, scan: CorpusScan, stored_by_key: Mapping[str, DocumentRecord]) -> None:
     """Stored versions the folder no longer has: removed, unless they must be kept."""
     rejected_sources = frozenset(p.source for p in scan.rejected)
@@ -308,6 +329,10 @@ def _plan_removals(plan: Plan, scan: CorpusScan, stored_by_key: Mapping[str, Doc
         versions_present.setdefault(doc.meta.doc_id, []).append(doc.meta.version)
     for key, old in sorted(stored_by_key.items()):
         if key in plan.present:
+            continue
+        withdrawn = withdraw_reason(old, scan) if old.source in rejected_sources else None
+        if withdrawn:
+            _withdraw_rejected(plan, old, withdrawn)
             continue
         why = keep_reason(old, scan, plan.held, rejected_sources, plan.replaced)
         if why:
@@ -320,6 +345,33 @@ def _plan_removals(plan: Plan, scan: CorpusScan, stored_by_key: Mapping[str, Doc
         )
         plan.items.append(PlannedDocument("removed", key, old.source, reason, delete=old.chunk_count))
         plan.to_remove.append(old)
+
+
+def withdraw_reason(old: DocumentRecord, scan: CorpusScan) -> str | None:
+    """Why the stored version of a file rejected this time must not stay readable, or None.
+
+    A rejected file keeps its stored version (nothing is lost to a typo) only while the file still
+    declares exactly the stored access, dates and status, or its bytes are the stored ones and
+    nothing says otherwise: a file that now names another label, a bad label, no label, or cannot
+    be read at all after an edit may be narrowing who may read it — fail closed.
+    """
+    sha256, declared = scan.rejected_visibility.get(old.source, ("", None))
+    if declared is None:
+        if sha256 in ("", old.source_sha256):
+            return None
+        return "its file changed and no longer declares readable access, dates and status"
+    stored = dict(
+        access=old.access,
+        effective_from=old.effective_from or "",
+        effective_to=old.effective_to or "",
+        status=old.status,
+    )
+    differs = [
+        f"{name} {stored[name]!r} → {' / '.join(repr(v) for v in values) or 'none'}"
+        for name, values in declared
+        if values != (stored[name],)
+    ]
+    return ", ".join(differs) + " in the folder" if differs else None
 
 
 def keep_reason(
@@ -338,6 +390,8 @@ def keep_reason(
     if rejected_sources is None:
         rejected_sources = frozenset(p.source for p in scan.rejected)
     if old.source in rejected_sources:
+        if withdraw_reason(old, scan):
+            return None
         return f"{old.source} was rejected this time; the stored version is kept"
     for folder in scan.unreadable_folders:
         if old.source.startswith(folder.rstrip("/") + "/"):
@@ -364,6 +418,7 @@ class RunResult:
     dry_run: bool = False
     access_changes: list[str] = field(default_factory=list)  # aliases re-pointed to follow [roles]
     warnings: list[str] = field(default_factory=list)  # problems after the writes; counts stay true
+    strict_refused: bool = False  # --strict and documents rejected: only withdrawals were written
 
     @property
     def ok(self) -> bool:

@@ -1,0 +1,182 @@
+"""Parser worker processes: results in input order, a bounded window in flight, and a worker that dies
+(a crash in a native parser, an allocation refused under the memory cap) costs only the file it was on.
+
+Hostile files meet native code here (pdfium, libxml2): a decompression bomb or a crashing font must
+become that file's problem, never a failed run — or a machine out of memory — that no later run gets past.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, replace
+from typing import Generic, TypeVar
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+WORKER_DIED = (
+    "the parser process died while reading this file (out of memory under the parser's memory cap, "
+    "or a crash in a native parsing library)"
+)
+WORKER_TIMED_OUT = "parsing this file took longer than the parser's time limit ({seconds:g} s); it was stopped"
+
+
+@dataclass(frozen=True)
+class WorkerPool(Generic[Item, Result]):
+    """How to run ``task`` over groups of items in spawned processes.
+
+    ``initializer(*initargs)`` runs once in each worker; ``on_death(item, reason)`` is the result given
+    for an item whose worker died on it (or ran past ``item_timeout_s``, then killed) twice: once among
+    its group, once on its own.
+    """
+
+    task: Callable[[list[Item]], list[Result]]
+    on_death: Callable[[Item, str], Result]
+    workers: int
+    group: int
+    window_per_worker: int
+    initializer: Callable[..., None]
+    initargs: tuple[object, ...]
+    item_timeout_s: float | None = None
+
+    def timeout(self, items: int) -> float | None:
+        return None if self.item_timeout_s is None else self.item_timeout_s * items
+
+
+def results_in_order(pool: WorkerPool[Item, Result], items: Sequence[Item]) -> Iterator[Result]:
+    """Every item's result in the order of ``items``, computed in worker processes."""
+    groups = [list(items[i : i + pool.group]) for i in range(0, len(items), pool.group)]
+    done = 0
+    while done < len(groups):
+        for group, results in _run_until_broken(pool, groups[done:]):
+            done += 1
+            if results is None:  # the pool broke with this group in flight: retry its files one per task
+                results = _retry(pool, group)
+            yield from results
+
+
+def _run_until_broken(
+    pool: WorkerPool[Item, Result], groups: list[list[Item]]
+) -> Iterator[tuple[list[Item], list[Result] | None]]:
+    """Each group with its results, in order, until the pool breaks; the groups in flight then come
+    last with None (to be retried) and the caller starts a new pool for the ones never sent."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    window: deque[tuple[list[Item], Future[list[Result]]]] = deque()
+    pending = iter(groups)
+    unfinished: list[tuple[list[Item], list[Result] | None]] = []
+    with ProcessPoolExecutor(
+        max_workers=pool.workers, mp_context=context, initializer=pool.initializer, initargs=pool.initargs
+    ) as executor:
+        broken = False
+        while True:
+            while not broken and len(window) < pool.workers * pool.window_per_worker:
+                group = next(pending, None)
+                if group is None:
+                    break
+                try:
+                    window.append((group, executor.submit(pool.task, group)))
+                except BrokenProcessPool:
+                    broken = True  # this group was never sent: the next pool takes it
+            if not window:
+                break
+            group, future = window.popleft()
+            try:
+                result: list[Result] | None = future.result(timeout=pool.timeout(len(group)))
+            except BrokenProcessPool:
+                broken, result = True, None
+            except TimeoutError:
+                _kill_workers(executor)  # a stuck worker cannot be interrupted: the pool goes, the file is found
+                broken, result = True, None
+            if broken:
+                unfinished.append((group, result))  # after the broken pool is gone, in order
+            else:
+                yield group, result
+    yield from unfinished
+
+
+def _retry(pool: WorkerPool[Item, Result], group: list[Item]) -> list[Result]:
+    if pool.group > 1:
+        return list(results_in_order(replace(pool, group=1), group))
+    return [_alone(pool, item) for item in group]  # the file that breaks a pool alone is the one
+
+
+def _alone(pool: WorkerPool[Item, Result], item: Item) -> Result:
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(
+        max_workers=1, mp_context=context, initializer=pool.initializer, initargs=pool.initargs
+    ) as executor:
+        try:
+            return executor.submit(pool.task, [item]).result(timeout=pool.timeout(1))[0]
+        except BrokenProcessPool:
+            return pool.on_death(item, WORKER_DIED)
+        except TimeoutError:
+            _kill_workers(executor)
+            return pool.on_death(item, WORKER_TIMED_OUT.format(seconds=pool.item_timeout_s))
+
+
+def _kill_workers(executor: ProcessPoolExecutor) -> None:
+    for process in list(getattr(executor, "_processes", {}).values()):
+        with contextlib.suppress(OSError, ValueError):
+            process.kill()
+
+
+def limit_memory(limit_bytes: int | None) -> None:
+    """Cap this process's writable memory (RLIMIT_DATA): past it, Python raises MemoryError and native
+    code aborts — this process, not the machine's other ones, pays for a decompression bomb."""
+    if not limit_bytes:
+        return
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return
+    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != resource.RLIM_INFINITY:
+        limit_bytes = min(limit_bytes, hard)
+    with contextlib.suppress(ValueError, OSError):  # a platform that refuses it keeps its own limits
+        resource.setrlimit(resource.RLIMIT_DATA, (limit_bytes, hard))
+
+
+def default_memory_limit(workers: int) -> int:
+    """Per parser process: an even share of physical memory (the run's own process counts as one),
+    between 1 GiB and 8 GiB."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 2 << 30
+    share = total // (max(workers, 1) + 1)
+    return max(1 << 30, min(share, 8 << 30))
+
+
+def die_with(parent: int) -> None:
+    """A worker must not outlive the run that started it (a killed `ingest run` would leave
+    it blocked forever): on Linux the kernel kills it when the parent dies (PR_SET_PDEATHSIG);
+    everywhere, a watcher thread exits it once its parent is gone."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # not Linux: the watcher below is enough
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ingest-parent-watch", daemon=True).start()
