@@ -71,9 +71,9 @@ def test_a_bomb_past_the_memory_cap_rejects_that_file_only(bombed_corpus):
     assert scan.rejected[0].doc_id == "bomb"
 
 
-def test_run_indexes_the_others_and_keeps_the_stored_version(bombed_corpus, tmp_path):
+def test_run_indexes_the_others_and_withdraws_what_it_can_no_longer_read(bombed_corpus, tmp_path):
     bomb = bombed_corpus / "documents" / "bomb.pdf"
-    good = bomb.read_bytes()
+    bytes_of_bomb = bomb.read_bytes()
     # First a harmless version of the same document is stored …
     bomb_pdf(bomb, 0)
     settings = load_settings(bombed_corpus)
@@ -83,15 +83,17 @@ def test_run_indexes_the_others_and_keeps_the_stored_version(bombed_corpus, tmp_
         assert first.ok
         stored = {record.doc_id for record in store.documents()}
         assert "bomb" in stored
-        # … then the file becomes a bomb: the run reports it and keeps what it stored.
-        bomb.write_bytes(good)
+        # … then the file becomes a bomb: the run reports it; its access can no longer be read, so
+        # the stored version is withdrawn (fail closed), and every other document stays.
+        bomb.write_bytes(bytes_of_bomb)
         second = pipeline.run(
             bombed_corpus, store, settings, settings.chunking, accept_edits=True, parser_memory_limit=256 * MiB
         )
         assert not second.ok
         assert [p.source for p in second.plan.problems] == ["documents/bomb.pdf"]
-        assert "parser process died" in " ".join(second.plan.problems[0].problems)
-        assert {record.doc_id for record in store.documents()} == stored
+        reasons = " ".join(second.plan.problems[0].problems)
+        assert "parser process died" in reasons and "withdrawn" in reasons
+        assert {record.doc_id for record in store.documents()} == stored - {"bomb"}
     finally:
         store.close()
 
