@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
 
@@ -99,6 +100,47 @@ def _body_size(lines: Sequence[Line]) -> float:
     return sizes.most_common(1)[0][0] if sizes else 0.0
 
 
+class _WordCounts:
+    """How often each word (as ``_WORD`` finds them, case-folded) occurs in the lines of a text,
+    counted only for the words asked about.
+
+    A word absent from the case-folded text is absent (folding works character by character
+    and keeps the line breaks); one that is there is counted in the lines it occurs in (no
+    word spans a line break). Splitting the whole text into words costs far more.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.folded = text.casefold()
+        self.lines: list[str] = []
+        self.line_starts: list[int] = []  # of each line in the folded text
+        self.counted: dict[str, int] = {}
+
+    def __getitem__(self, word: str) -> int:
+        """Occurrences of ``word`` (case-folded)."""
+        count = self.counted.get(word)
+        if count is None:
+            count = self.counted[word] = self._count(word)
+        return count
+
+    def _count(self, word: str) -> int:
+        folded = self.folded
+        at = folded.find(word)
+        if at < 0:
+            return 0
+        if not self.lines:
+            self.lines = self.text.split("\n")
+            offset = 0
+            for line in self.lines:
+                self.line_starts.append(offset)
+                offset += len(line.casefold()) + 1
+        numbers: set[int] = set()
+        while at >= 0:
+            numbers.add(bisect_right(self.line_starts, at) - 1)
+            at = folded.find(word, at + 1)
+        return sum(found.casefold() == word for number in numbers for found in _WORD.findall(self.lines[number]))
+
+
 def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
     """A line-end hyphen before a lower-case word part is kept when the hyphenated form is
     the word (``self-`` + ``contained``: "selfcontained" is nowhere else in the document,
@@ -116,12 +158,11 @@ def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
     joined_by_pdfium = [index for index, line in enumerate(lines) if _SHY in line.text]
     if not candidates and not joined_by_pdfium:
         return lines
-    # one search over the whole text (a word never spans a line break, "\n" is no letter)
-    words: Counter[str] = Counter(map(str.casefold, _WORD.findall("\n".join([line.text for line in lines]))))
+    words = _WordCounts("\n".join([line.text for line in lines]))
 
     def resolve(match: re.Match[str]) -> str:
         left, right = match.group(1), match.group(2)
-        hyphen = words[(left + right).casefold()] == 0 and words[f"{left}-{right}".casefold()] > 0
+        hyphen = words[f"{left}-{right}".casefold()] > 0 and words[(left + right).casefold()] == 0
         return f"{left}-{right}" if hyphen else left + right
 
     result = list(lines)
@@ -137,6 +178,6 @@ def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
         left = left_match.group(1)
         right = right_match.group()
         joined, hyphenated = (left + right).casefold(), f"{left}-{right}".casefold()
-        if words[joined] == 0 and words[hyphenated] > 0:
+        if words[hyphenated] > 0 and words[joined] == 0:
             result[index] = dataclasses.replace(result[index], keep_hyphen=True)
     return result
