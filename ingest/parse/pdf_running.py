@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 import re
 from bisect import bisect_right
-from collections import Counter
 from collections.abc import Sequence
+from operator import itemgetter
 
 from ingest.parse._common import (
     EdgeLine,
@@ -90,14 +90,17 @@ def _without_page_furniture(page: list[Line], body_size: float) -> list[Line]:
 def _body_size(lines: Sequence[Line]) -> float:
     """The font size most of the prose is set in (code and table lines left out, unless
     there is nothing else)."""
-    sizes: Counter[float] = Counter()
+    # a plain dict: a Counter's per-key Python calls cost more than the counting; of sizes
+    # tied for the largest count the first seen wins, as with Counter.most_common
+    sizes: dict[float, int] = {}
+    get = sizes.get
     for line in lines:
         if not line.mono and len(line.cells) == 1:
-            sizes[line.size] += len(line.text)
+            sizes[line.size] = get(line.size, 0) + len(line.text)
     if not sizes:
         for line in lines:
-            sizes[line.size] += len(line.text)
-    return sizes.most_common(1)[0][0] if sizes else 0.0
+            sizes[line.size] = get(line.size, 0) + len(line.text)
+    return max(sizes.items(), key=itemgetter(1))[0] if sizes else 0.0
 
 
 class _WordCounts:
