@@ -293,17 +293,26 @@ def _line(reader: _PageReader, chars: str, page: int, text: str, first: int, las
     # pdfium's text rectangles of a line break where its text object changes. Word gaps
     # are measured one by one only when two objects lie a cell gap apart (table cells,
     # "1 Introduction" in most generators); a line whose objects follow each other
-    # closely is prose, and skipping the measuring saves most of pdfium's calls.
-    rects = _COUNT_RECTS(reader.raw, first, last - first + 1)
-    if rects > 1 and reader.wide_gap_between_rects(rects, size):
-        cells = _cells(reader, chars, first, last, size) or (text,)
-    else:
-        cells = (text,)
+    # closely is prose, and skipping the measuring saves most of pdfium's calls. A line
+    # without a word gap is one cell however its objects lie (see _cells): not asked.
+    line = chars[first : last + 1]
+    rects = -1  # not counted
+    cells: tuple[str, ...] = (text,)
+    if " " in line or "\t" in line or "\xa0" in line:
+        rects = _COUNT_RECTS(reader.raw, first, last - first + 1)
+        if rects > 1 and reader.wide_gap_between_rects(rects, size):
+            cells = _cells(reader, chars, first, last, size) or (text,)
     _GET_CHAR_ORIGIN(reader.raw, first, reader.left_ref, reader.bottom_ref)
     origin_x, origin_y = reader.left.value, reader.bottom.value
-    first_bold, first_mono = reader.font(first)
-    # a line drawn by one text object has one font
-    last_bold, last_mono = reader.font(last) if last != first and rects != 1 else (first_bold, first_mono)
+    bold, mono = reader.font(first)
+    # The line is bold (monospace) when its first and last characters are: the last one
+    # matters only when the first is, and a line drawn by one text object has one font.
+    if (bold or mono) and last != first:
+        if rects < 0:
+            rects = _COUNT_RECTS(reader.raw, first, last - first + 1)
+        if rects != 1:
+            last_bold, last_mono = reader.font(last)
+            bold, mono = bold and last_bold, mono and last_mono
     # positional arguments: measurably cheaper than keywords, and this runs once per line
     return Line(
         page,  # page
@@ -312,8 +321,8 @@ def _line(reader: _PageReader, chars: str, page: int, text: str, first: int, las
         round(origin_x, 1),  # x
         round(origin_y, 1),  # y
         round(size * 2) / 2,  # size
-        first_bold and last_bold,  # bold
-        first_mono and last_mono,  # mono
+        bold,  # bold
+        mono,  # mono
     )
 
 
