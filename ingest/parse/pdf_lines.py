@@ -268,18 +268,19 @@ def _page_lines(
     if not chars or chars.isspace():
         return []
     reader = _PageReader(textpage, fonts)
-    plain = _NEEDS_CLEANING.search(chars) is None
+    needs_cleaning = _NEEDS_CLEANING.search
+    plain = needs_cleaning(chars) is None
     lines: list[Line] = []
     for match in _LINE.finditer(chars):
         segment = match.group()
-        if plain:
-            words = segment.split()
-            if not words:
-                continue
+        words = segment.split()
+        if not words:
+            continue
+        if plain or needs_cleaning(segment) is None:  # most lines, even on pages with a hyphen mark
             text = " ".join(words)
         else:
             stripped = segment.strip()
-            if not stripped or not strip_controls(stripped).strip():
+            if not strip_controls(stripped).strip():
                 continue
             text = _clean(stripped)
         first = match.start() + (len(segment) - len(segment.lstrip()))
