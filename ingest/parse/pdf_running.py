@@ -6,7 +6,9 @@ from __future__ import annotations
 import dataclasses
 import re
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Sequence
+from itertools import accumulate
 from operator import itemgetter
 
 from ingest.parse._common import (
@@ -103,21 +105,27 @@ def _body_size(lines: Sequence[Line]) -> float:
     return max(sizes.items(), key=itemgetter(1))[0] if sizes else 0.0
 
 
+SEARCHES_BEFORE_SPLITTING = 16
+
+
 class _WordCounts:
     """How often each word (as ``_WORD`` finds them, case-folded) occurs in the lines of a text,
     counted only for the words asked about.
 
     A word absent from the case-folded text is absent (folding works character by character
     and keeps the line breaks); one that is there is counted in the lines it occurs in (no
-    word spans a line break). Splitting the whole text into words costs far more.
+    word spans a line break). Splitting the whole text into words costs as much as a few
+    hundred such searches: after ``SEARCHES_BEFORE_SPLITTING`` questions it is split once.
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, questions: int) -> None:
+        """``questions``: about how many words will be asked about (more: split at once)."""
         self.text = text
-        self.folded = text.casefold()
+        self.folded = text.casefold() if questions <= SEARCHES_BEFORE_SPLITTING else ""
         self.lines: list[str] = []
         self.line_starts: list[int] = []  # of each line in the folded text
         self.counted: dict[str, int] = {}
+        self.all_words: Counter[str] | None = None
 
     def __getitem__(self, word: str) -> int:
         """Occurrences of ``word`` (case-folded)."""
@@ -127,16 +135,17 @@ class _WordCounts:
         return count
 
     def _count(self, word: str) -> int:
+        if self.all_words is None and (not self.folded or len(self.counted) >= SEARCHES_BEFORE_SPLITTING):
+            self.all_words = Counter(map(str.casefold, _WORD.findall(self.text)))
+        if self.all_words is not None:
+            return self.all_words[word]
         folded = self.folded
         at = folded.find(word)
         if at < 0:
             return 0
         if not self.lines:
             self.lines = self.text.split("\n")
-            offset = 0
-            for line in self.lines:
-                self.line_starts.append(offset)
-                offset += len(line.casefold()) + 1
+            self.line_starts = [0, *accumulate(len(line) + 1 for line in folded.split("\n"))]
         numbers: set[int] = set()
         while at >= 0:
             numbers.add(bisect_right(self.line_starts, at) - 1)
@@ -161,7 +170,7 @@ def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
     joined_by_pdfium = [index for index, line in enumerate(lines) if _SHY in line.text]
     if not candidates and not joined_by_pdfium:
         return lines
-    words = _WordCounts("\n".join([line.text for line in lines]))
+    words = _WordCounts("\n".join([line.text for line in lines]), 2 * (len(candidates) + len(joined_by_pdfium)))
 
     def resolve(match: re.Match[str]) -> str:
         left, right = match.group(1), match.group(2)
