@@ -195,7 +195,9 @@ def _kind(line: Line, style: _Style) -> str:
 
 def _comparable(text: str) -> set[str]:
     """A title's letters and digits, case-folded, with and without a leading section number."""
-    found = {_NON_ALNUM.sub("", text).casefold(), _NON_ALNUM.sub("", _OUTLINE_NUMBER.sub("", text, count=1)).casefold()}
+    whole = _NON_ALNUM.sub("", text).casefold()
+    number = _OUTLINE_NUMBER.match(text)
+    found = {whole, _NON_ALNUM.sub("", text[number.end() :]).casefold()} if number else {whole}
     return {value for value in found if value}
 
 
@@ -213,14 +215,19 @@ def _outline_headings(lines: Sequence[Line], outline: Sequence[OutlineEntry]) ->
     matched: set[int] = set()
     found: dict[int, tuple[int, int]] = {}
     index = 0
+    # a page's candidates change only when an entry is matched: kept per page and match count
+    candidates_of: dict[tuple[int, int], list[int]] = {}
     while index < len(lines):
         line = lines[index]
-        candidates = [
-            number
-            for page in (line.page, line.page - 1, 0)  # 0: destination unknown, any page
-            for number in by_page.get(page, ())
-            if number not in matched
-        ]
+        key = (line.page, len(matched))
+        candidates = candidates_of.get(key)
+        if candidates is None:
+            candidates = candidates_of[key] = [
+                number
+                for page in (line.page, line.page - 1, 0)  # 0: destination unknown, any page
+                for number in by_page.get(page, ())
+                if number not in matched
+            ]
         span = _match(lines, index, candidates, titles, outline) if candidates else None
         if span is None:
             index += 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -107,6 +108,34 @@ def _outline(document: pdfium.PdfDocument) -> list[OutlineEntry]:
     return entries
 
 
+def _unchecked(function: Any, restype: Any) -> Any:
+    """pdfium's ``function`` (as pypdfium2 binds it) called without ctypes' per-argument checks.
+
+    The per-line and per-gap queries below are pdfium's cheapest calls, so ctypes converting
+    each argument through pypdfium2's declared types costs more than pdfium's own work (about
+    half of each call). Callers pass exactly the C types: the text page pointer pypdfium2 gives,
+    Python ints for C ints and ``ctypes.byref`` of ctypes values for the output pointers.
+    """
+    address = ctypes.cast(function, ctypes.c_void_p).value
+    if not address:
+        raise ImportError(f"pdfium has no {function.__name__}")
+    # a prototype without argument types: each argument goes as it is (ints as C ints)
+    return ctypes.CFUNCTYPE(restype)(address)
+
+
+_GET_FONT_SIZE = _unchecked(pdfium_c.FPDFText_GetFontSize, ctypes.c_double)
+_GET_MATRIX = _unchecked(pdfium_c.FPDFText_GetMatrix, ctypes.c_int)
+_COUNT_RECTS = _unchecked(pdfium_c.FPDFText_CountRects, ctypes.c_int)
+_GET_RECT = _unchecked(pdfium_c.FPDFText_GetRect, ctypes.c_int)
+_GET_CHAR_ORIGIN = _unchecked(pdfium_c.FPDFText_GetCharOrigin, ctypes.c_int)
+_GET_FONT_INFO = _unchecked(pdfium_c.FPDFText_GetFontInfo, ctypes.c_ulong)
+_GET_FONT_WEIGHT = _unchecked(pdfium_c.FPDFText_GetFontWeight, ctypes.c_int)
+_GET_CHAR_BOX = _unchecked(pdfium_c.FPDFText_GetCharBox, ctypes.c_int)
+_IS_GENERATED = _unchecked(pdfium_c.FPDFText_IsGenerated, ctypes.c_int)
+_GET_UNICODE = _unchecked(pdfium_c.FPDFText_GetUnicode, ctypes.c_uint)
+_GET_TEXT = _unchecked(pdfium_c.FPDFText_GetText, ctypes.c_int)
+
+
 def _page_chars(textpage: pdfium.PdfTextPage) -> str:
     """The page's characters, one per pdfium char index (generated spaces and breaks included).
 
@@ -120,9 +149,17 @@ def _page_chars(textpage: pdfium.PdfTextPage) -> str:
     text: str = textpage.get_text_range(0, count)
     if len(text) == count:
         return text
-    # pdfium excluded or inserted characters: ask for each one, keeping indices aligned.
-    raw = textpage.raw
-    codes = [pdfium_c.FPDFText_GetUnicode(raw, index) for index in range(count)]
+    # pdfium's UTF-16 units, one per char index unless it excluded or inserted characters
+    buffer = (ctypes.c_uint16 * (count + 1))()
+    written = _GET_TEXT(textpage.raw, 0, count, ctypes.byref(buffer)) - 1  # without the closing NUL
+    if written == count:
+        # one unit per char index: the pairs are joined by decoding, then split again; the
+        # text marks a line-end hyphen U+FFFE where the character itself is U+0002
+        units = bytes(buffer)[: 2 * count].decode("utf-16-le", "surrogatepass").replace("\ufffe", "\x02")
+        return _WIDE_OR_LONE_SURROGATE.sub(_aligned, units)
+    # pdfium left characters out of the text (controls): ask for each one, keeping indices aligned
+    raw, get_unicode = textpage.raw, _GET_UNICODE
+    codes = [get_unicode(raw, index) for index in range(count)]
     chars: list[str] = []
     index = 0
     while index < count:
@@ -135,6 +172,15 @@ def _page_chars(textpage: pdfium.PdfTextPage) -> str:
         chars.append(_safe_char(code))
         index += 1
     return "".join(chars)
+
+
+_WIDE_OR_LONE_SURROGATE = re.compile("[\U00010000-\U0010ffff\ud800-\udfff]")
+
+
+def _aligned(match: re.Match[str]) -> str:
+    """A character outside the BMP (two char indices) as itself and a NUL; a lone surrogate as U+FFFD."""
+    char = match.group()
+    return "\ufffd" if "\ud800" <= char <= "\udfff" else char + "\x00"
 
 
 def _safe_char(code: int) -> str:
@@ -156,26 +202,28 @@ class _PageReader:
         self.name = ctypes.create_string_buffer(256)
         self.flags = ctypes.c_int(0)
         self.matrix = pdfium_c.FS_MATRIX()
+        # the output pointers, made once: the calls take them as they are (see _unchecked)
+        self.left_ref, self.right_ref = ctypes.byref(self.left), ctypes.byref(self.right)
+        self.bottom_ref, self.top_ref = ctypes.byref(self.bottom), ctypes.byref(self.top)
+        self.name_ref, self.flags_ref = ctypes.byref(self.name), ctypes.byref(self.flags)
+        self.matrix_ref = ctypes.byref(self.matrix)
         self.fonts = fonts
 
     def wide_gap_between_rects(self, count: int, size: float) -> bool:
         """Whether two consecutive text rectangles (of the range last given to
         FPDFText_CountRects) lie further apart than a cell gap."""
-        raw, get_rect = self.raw, pdfium_c.FPDFText_GetRect
-        left, top, right, bottom = self.left, self.top, self.right, self.bottom
+        raw, get_rect = self.raw, _GET_RECT
+        left, right = self.left, self.right
+        refs = self.left_ref, self.top_ref, self.right_ref, self.bottom_ref
         limit = CELL_GAP_GENERATED * max(size, 1.0)
-        get_rect(raw, 0, left, top, right, bottom)
+        get_rect(raw, 0, *refs)
         previous_right = right.value
         for index in range(1, count):
-            get_rect(raw, index, left, top, right, bottom)
+            get_rect(raw, index, *refs)
             if left.value - previous_right > limit:
                 return True
             previous_right = right.value
         return False
-
-    def origin(self, index: int) -> tuple[float, float]:
-        pdfium_c.FPDFText_GetCharOrigin(self.raw, index, self.left, self.bottom)
-        return self.left.value, self.bottom.value
 
     def font_size(self, index: int) -> float:
         """The size the character is drawn at: its font size scaled by its text and page matrices.
@@ -183,24 +231,24 @@ class _PageReader:
         pdfium's font size is the ``Tf`` operand alone; many producers use ``1 Tf`` and scale
         with the text matrix instead.
         """
-        size = pdfium_c.FPDFText_GetFontSize(self.raw, index)
-        if pdfium_c.FPDFText_GetMatrix(self.raw, index, self.matrix):
+        size: float = _GET_FONT_SIZE(self.raw, index)
+        if _GET_MATRIX(self.raw, index, self.matrix_ref):
             matrix = self.matrix
             scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
             if scale > 0:
                 size *= scale
-        return float(size)
+        return size
 
     def font(self, index: int) -> tuple[bool, bool]:
         """(bold, monospace) of the character's font, from its weight, flags and name.
 
         A font's name and flags identify it: its weight is asked for once per document.
         """
-        length = pdfium_c.FPDFText_GetFontInfo(self.raw, index, self.name, len(self.name), self.flags)
+        length = _GET_FONT_INFO(self.raw, index, self.name_ref, 256, self.flags_ref)
         key = (self.name.value, self.flags.value) if length > 0 else (b"", 0)
         found = self.fonts.get(key)
         if found is None:
-            weight = pdfium_c.FPDFText_GetFontWeight(self.raw, index)
+            weight = _GET_FONT_WEIGHT(self.raw, index)
             name, flags = key[0].decode("latin-1"), key[1]
             bold = weight >= 600 or bool(flags & _FORCE_BOLD) or bool(_BOLD_NAME.search(name))
             mono = bool(flags & _FIXED_PITCH) or bool(_MONO_NAME.search(name))
@@ -217,19 +265,22 @@ def _page_lines(
     textpage: pdfium.PdfTextPage, page: int, fonts: dict[tuple[bytes, int], tuple[bool, bool]]
 ) -> list[Line]:
     chars = _page_chars(textpage)
+    if not chars or chars.isspace():
+        return []
     reader = _PageReader(textpage, fonts)
-    plain = _NEEDS_CLEANING.search(chars) is None
+    needs_cleaning = _NEEDS_CLEANING.search
+    plain = needs_cleaning(chars) is None
     lines: list[Line] = []
     for match in _LINE.finditer(chars):
         segment = match.group()
-        if plain:
-            words = segment.split()
-            if not words:
-                continue
+        words = segment.split()
+        if not words:
+            continue
+        if plain or needs_cleaning(segment) is None:  # most lines, even on pages with a hyphen mark
             text = " ".join(words)
         else:
             stripped = segment.strip()
-            if not stripped or not strip_controls(stripped).strip():
+            if not strip_controls(stripped).strip():
                 continue
             text = _clean(stripped)
         first = match.start() + (len(segment) - len(segment.lstrip()))
@@ -243,16 +294,26 @@ def _line(reader: _PageReader, chars: str, page: int, text: str, first: int, las
     # pdfium's text rectangles of a line break where its text object changes. Word gaps
     # are measured one by one only when two objects lie a cell gap apart (table cells,
     # "1 Introduction" in most generators); a line whose objects follow each other
-    # closely is prose, and skipping the measuring saves most of pdfium's calls.
-    rects = pdfium_c.FPDFText_CountRects(reader.raw, first, last - first + 1)
-    if rects > 1 and reader.wide_gap_between_rects(rects, size):
-        cells = _cells(reader, chars, first, last, size) or (text,)
-    else:
-        cells = (text,)
-    origin_x, origin_y = reader.origin(first)
-    first_bold, first_mono = reader.font(first)
-    # a line drawn by one text object has one font
-    last_bold, last_mono = reader.font(last) if last != first and rects != 1 else (first_bold, first_mono)
+    # closely is prose, and skipping the measuring saves most of pdfium's calls. A line
+    # without a word gap is one cell however its objects lie (see _cells): not asked.
+    line = chars[first : last + 1]
+    rects = -1  # not counted
+    cells: tuple[str, ...] = (text,)
+    if " " in line or "\t" in line or "\xa0" in line:
+        rects = _COUNT_RECTS(reader.raw, first, last - first + 1)
+        if rects > 1 and reader.wide_gap_between_rects(rects, size):
+            cells = _cells(reader, chars, first, last, size) or (text,)
+    _GET_CHAR_ORIGIN(reader.raw, first, reader.left_ref, reader.bottom_ref)
+    origin_x, origin_y = reader.left.value, reader.bottom.value
+    bold, mono = reader.font(first)
+    # The line is bold (monospace) when its first and last characters are: the last one
+    # matters only when the first is, and a line drawn by one text object has one font.
+    if (bold or mono) and last != first:
+        if rects < 0:
+            rects = _COUNT_RECTS(reader.raw, first, last - first + 1)
+        if rects != 1:
+            last_bold, last_mono = reader.font(last)
+            bold, mono = bold and last_bold, mono and last_mono
     # positional arguments: measurably cheaper than keywords, and this runs once per line
     return Line(
         page,  # page
@@ -261,8 +322,8 @@ def _line(reader: _PageReader, chars: str, page: int, text: str, first: int, las
         round(origin_x, 1),  # x
         round(origin_y, 1),  # y
         round(size * 2) / 2,  # size
-        first_bold and last_bold,  # bold
-        first_mono and last_mono,  # mono
+        bold,  # bold
+        mono,  # mono
     )
 
 
@@ -280,8 +341,9 @@ def _cells(reader: _PageReader, chars: str, first: int, last: int, size: float) 
         text = _clean(line)
         return (text,) if text else ()
     # pdfium's calls bound to locals: this loop runs for every word gap of such lines
-    raw, char_box = reader.raw, pdfium_c.FPDFText_GetCharBox
-    left, right, bottom, top = reader.left, reader.right, reader.bottom, reader.top
+    raw, char_box, is_generated = reader.raw, _GET_CHAR_BOX, _IS_GENERATED
+    left, right = reader.left, reader.right
+    refs = reader.left_ref, reader.right_ref, reader.bottom_ref, reader.top_ref
     generated_limit = CELL_GAP_GENERATED * max(size, 1.0)
     drawn_limit = CELL_GAP * max(size, 1.0)
     cuts: list[tuple[int, int]] = []
@@ -291,15 +353,15 @@ def _cells(reader: _PageReader, chars: str, first: int, last: int, size: float) 
         gaps += 1
         gap_start, gap_end = gap.span()
         before, after = first + gap_start - 1, first + gap_end
-        char_box(raw, before, left, right, bottom, top)
+        char_box(raw, before, *refs)
         before_right = right.value
-        char_box(raw, after, left, right, bottom, top)
+        char_box(raw, after, *refs)
         width = left.value - before_right
         if width <= generated_limit:
             continue
         # pdfium marks the spaces it inserted itself; a drawn space needs a wider gap.
         if width <= drawn_limit and (
-            gap_end - gap_start > 1 or line[gap_start] != " " or not pdfium_c.FPDFText_IsGenerated(raw, before + 1)
+            gap_end - gap_start > 1 or line[gap_start] != " " or not is_generated(raw, before + 1)
         ):
             continue
         cuts.append((before + 1, after))

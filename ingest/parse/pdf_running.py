@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
+from itertools import accumulate
+from operator import itemgetter
 
 from ingest.parse._common import (
     EdgeLine,
@@ -89,14 +92,65 @@ def _without_page_furniture(page: list[Line], body_size: float) -> list[Line]:
 def _body_size(lines: Sequence[Line]) -> float:
     """The font size most of the prose is set in (code and table lines left out, unless
     there is nothing else)."""
-    sizes: Counter[float] = Counter()
+    # a plain dict: a Counter's per-key Python calls cost more than the counting; of sizes
+    # tied for the largest count the first seen wins, as with Counter.most_common
+    sizes: dict[float, int] = {}
+    get = sizes.get
     for line in lines:
         if not line.mono and len(line.cells) == 1:
-            sizes[line.size] += len(line.text)
+            sizes[line.size] = get(line.size, 0) + len(line.text)
     if not sizes:
         for line in lines:
-            sizes[line.size] += len(line.text)
-    return sizes.most_common(1)[0][0] if sizes else 0.0
+            sizes[line.size] = get(line.size, 0) + len(line.text)
+    return max(sizes.items(), key=itemgetter(1))[0] if sizes else 0.0
+
+
+SEARCHES_BEFORE_SPLITTING = 16
+
+
+class _WordCounts:
+    """How often each word (as ``_WORD`` finds them, case-folded) occurs in the lines of a text,
+    counted only for the words asked about.
+
+    A word absent from the case-folded text is absent (folding works character by character
+    and keeps the line breaks); one that is there is counted in the lines it occurs in (no
+    word spans a line break). Splitting the whole text into words costs as much as a few
+    hundred such searches: after ``SEARCHES_BEFORE_SPLITTING`` questions it is split once.
+    """
+
+    def __init__(self, text: str, questions: int) -> None:
+        """``questions``: about how many words will be asked about (more: split at once)."""
+        self.text = text
+        self.folded = text.casefold() if questions <= SEARCHES_BEFORE_SPLITTING else ""
+        self.lines: list[str] = []
+        self.line_starts: list[int] = []  # of each line in the folded text
+        self.counted: dict[str, int] = {}
+        self.all_words: Counter[str] | None = None
+
+    def __getitem__(self, word: str) -> int:
+        """Occurrences of ``word`` (case-folded)."""
+        count = self.counted.get(word)
+        if count is None:
+            count = self.counted[word] = self._count(word)
+        return count
+
+    def _count(self, word: str) -> int:
+        if self.all_words is None and (not self.folded or len(self.counted) >= SEARCHES_BEFORE_SPLITTING):
+            self.all_words = Counter(map(str.casefold, _WORD.findall(self.text)))
+        if self.all_words is not None:
+            return self.all_words[word]
+        folded = self.folded
+        at = folded.find(word)
+        if at < 0:
+            return 0
+        if not self.lines:
+            self.lines = self.text.split("\n")
+            self.line_starts = [0, *accumulate(len(line) + 1 for line in folded.split("\n"))]
+        numbers: set[int] = set()
+        while at >= 0:
+            numbers.add(bisect_right(self.line_starts, at) - 1)
+            at = folded.find(word, at + 1)
+        return sum(found.casefold() == word for number in numbers for found in _WORD.findall(self.lines[number]))
 
 
 def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
@@ -116,12 +170,11 @@ def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
     joined_by_pdfium = [index for index, line in enumerate(lines) if _SHY in line.text]
     if not candidates and not joined_by_pdfium:
         return lines
-    # one search over the whole text (a word never spans a line break, "\n" is no letter)
-    words: Counter[str] = Counter(map(str.casefold, _WORD.findall("\n".join([line.text for line in lines]))))
+    words = _WordCounts("\n".join([line.text for line in lines]), 2 * (len(candidates) + len(joined_by_pdfium)))
 
     def resolve(match: re.Match[str]) -> str:
         left, right = match.group(1), match.group(2)
-        hyphen = words[(left + right).casefold()] == 0 and words[f"{left}-{right}".casefold()] > 0
+        hyphen = words[f"{left}-{right}".casefold()] > 0 and words[(left + right).casefold()] == 0
         return f"{left}-{right}" if hyphen else left + right
 
     result = list(lines)
@@ -137,6 +190,6 @@ def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
         left = left_match.group(1)
         right = right_match.group()
         joined, hyphenated = (left + right).casefold(), f"{left}-{right}".casefold()
-        if words[joined] == 0 and words[hyphenated] > 0:
+        if words[hyphenated] > 0 and words[joined] == 0:
             result[index] = dataclasses.replace(result[index], keep_hyphen=True)
     return result
