@@ -217,6 +217,8 @@ def run_pipeline(
         progress=progress,
         workers=config.workers,
         write_batch_chunks=config.write_batch_chunks,
+        parser_memory_limit=None if config.parser_memory_mb is None else config.parser_memory_mb << 20,
+        parser_timeout_s=config.parser_timeout_s,
     )
 
 

@@ -17,7 +17,8 @@ Credentials: ``ES_API_KEY`` (else ``ELASTIC_API_KEY``), else ``ES_USERNAME``/``E
 ``user:password@`` in the URL also works. TLS: ``ES_CA_CERTS`` / ``--ca-certs``,
 ``--ssl-assert-fingerprint`` (``ES_SSL_ASSERT_FINGERPRINT``), ``--no-verify-certs`` (loud).
 Tuning: ``INGEST_WORKERS`` (parser processes), ``INGEST_WRITE_BATCH_CHUNKS`` (chunks per write
-batch), ``INGEST_ES_ANALYZER`` (the BM25 analyzer), ``INGEST_TIMEOUT``, ``INGEST_DEBUG``.
+batch), ``INGEST_PARSER_MEMORY_MB`` / ``INGEST_PARSER_TIMEOUT`` (per parser process / per file),
+``INGEST_ES_ANALYZER`` (the BM25 analyzer), ``INGEST_TIMEOUT``, ``INGEST_DEBUG``.
 
 Connections are deliberately not read from a corpus's ``ingest.toml``: a corpus folder is
 content, it moves between machines and clusters, and credentials do not belong in it.
@@ -84,6 +85,8 @@ BUILTIN_ANALYZERS = frozenset(
 INTEGER_VARIABLES = {
     "INGEST_WRITE_BATCH_CHUNKS": 1,
     "INGEST_WORKERS": 1,
+    "INGEST_PARSER_MEMORY_MB": 0,  # 0: no cap
+    "INGEST_PARSER_TIMEOUT": 0,  # seconds per file; 0: no limit
 }
 
 # Every variable the commands read, for help texts and the README.
@@ -329,6 +332,8 @@ class Config:
     workers: int | None = None  # parser processes; None: one per core (at most 8)
     write_batch_chunks: int | None = None  # chunks per write batch; None: the pipeline's default
     debug: bool = False  # tracebacks for internal errors
+    parser_memory_mb: int | None = None  # per parser process; None: a share of the machine's; 0: no cap
+    parser_timeout_s: int | None = None  # per file; None: the scan's default; 0: no limit
 
     @property
     def analyzer(self) -> str | None:
@@ -353,6 +358,8 @@ def load(
         if write_batch_chunks is not None
         else _whole_number("INGEST_WRITE_BATCH_CHUNKS", var("INGEST_WRITE_BATCH_CHUNKS")),
         debug=debug or debug_enabled(environ),
+        parser_memory_mb=_whole_number("INGEST_PARSER_MEMORY_MB", var("INGEST_PARSER_MEMORY_MB")),
+        parser_timeout_s=_whole_number("INGEST_PARSER_TIMEOUT", var("INGEST_PARSER_TIMEOUT")),
     )
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ingest.corpus import CorpusError, CorpusScan, FolderAhead, scan_corpus
+from ingest.corpus import PARSER_TIMEOUT_S, CorpusError, CorpusScan, FolderAhead, scan_corpus
 from ingest.journal import JOURNAL as JOURNAL
 from ingest.journal import SCAN_MEMO as SCAN_MEMO
 from ingest.journal import _Journal
@@ -82,13 +82,15 @@ def run(
     write_batch_chunks: int | None = None,
     workers: int | None = None,
     parser_memory_limit: int | None = None,
+    parser_timeout_s: float | None = None,
     strict: bool = False,
 ) -> RunResult:
     """Validate, chunk and write a corpus to a store; incremental unless ``full``.
 
     ``write_batch_chunks``: chunks per write batch (None: INGEST_WRITE_BATCH_CHUNKS, else 2000);
     ``workers``: parser processes (None: one per core, at most 8). The CLI passes both.
-    ``parser_memory_limit``: bytes per parser process (None: a share of the machine's memory; 0: none).
+    ``parser_memory_limit``: bytes per parser process (None: a share of the machine's memory; 0: none);
+    ``parser_timeout_s``: seconds per file in a parser process (None: the scan's default; 0: none).
     ``strict``: all or nothing — when any document is rejected nothing is written, except what keeps
     readers safe: role aliases follow [roles] and stored versions the folder now restricts are withdrawn.
     """
@@ -116,6 +118,7 @@ def run(
         batch_chunks,
         workers,
         parser_memory_limit,
+        parser_timeout_s,
     )
     if dry_run:
         result = _dry_run(store, job)
@@ -144,6 +147,7 @@ class _Job:
     batch_chunks: int
     workers: int | None
     parser_memory_limit: int | None
+    parser_timeout_s: float | None
 
 
 def _scan(
@@ -169,6 +173,7 @@ def _scan(
         on_accepted=early,
         ahead=ahead,
         parser_memory_limit=job.parser_memory_limit,
+        parser_timeout_s=PARSER_TIMEOUT_S if job.parser_timeout_s is None else (job.parser_timeout_s or None),
     )
     if scan.seen == 0 and stored and not job.allow_empty and not scan.unreadable_folders:
         # An unmounted volume or a wrong path looks exactly like "everything was deleted".

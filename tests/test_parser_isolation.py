@@ -136,3 +136,21 @@ def test_a_stuck_worker_is_stopped_and_only_its_item_fails():
     )
 
     assert list(results_in_order(pool, items)) == [1, 4, -2000, 9, 16]
+
+
+def test_the_cli_reads_the_parser_memory_cap_from_the_environment(bombed_corpus, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    store = f"sqlite:///{tmp_path / 'cli.sqlite'}"
+    command = [sys.executable, "-m", "ingest.cli", "run", str(bombed_corpus), "--store", store, "--json"]
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "INGEST_PARSER_MEMORY_MB": "256"})
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    data = json.loads(done.stdout)
+    assert data["documents"]["indexed"] == 4 and data["documents"]["rejected"] == 1
+    assert "parser process died" in data["problems"][0]["problems"][0]
+
+    bad = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "INGEST_PARSER_MEMORY_MB": "lots"})
+    assert bad.returncode == 2 and "INGEST_PARSER_MEMORY_MB" in bad.stdout + bad.stderr
