@@ -19,9 +19,9 @@ import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ingest.listing import DOCUMENTS as DOCUMENTS
 from ingest.listing import CorpusError as CorpusError
@@ -40,7 +40,11 @@ from ingest.metadata import (
 )
 from ingest.model import FORMATS, DocumentMeta, DocumentProblems, ParsedDocument, SourceDocument, UnreadableFile
 from ingest.parse import PARSER_VERSION, SUFFIXES, format_of, parse_bytes, read_metadata
-from ingest.settings import Settings
+from ingest.settings import ChunkSettings, Settings
+
+if TYPE_CHECKING:  # only annotations: chunking is imported where a file is checked
+    from ingest.chunk import ChunkLimitExceeded
+    from ingest.model import Chunk
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,9 @@ class Accepted:
     source: str
     document: SourceDocument
     defaulted: bool = False  # its access came from settings.access_default
+    # chunked where it was parsed (``scan_corpus(chunking=…)``; the document then comes without its
+    # body): its chunks, or why the chunker refused it; None when not chunked there
+    chunks: list[Chunk] | ChunkLimitExceeded | None = None
 
 
 @dataclass(frozen=True)
@@ -160,6 +167,7 @@ def _check_files(
     settings: Settings,
     skip_body: Collection[str],
     workers: int,
+    chunking: ChunkSettings | None = None,
 ) -> Iterator[Scanned]:
     """Every file's result, in the order of ``paths``; parsed in worker processes when it pays.
 
@@ -170,10 +178,10 @@ def _check_files(
     heavy = len(paths) - len(skip_body)
     if workers < 2 or heavy < PARALLEL_MIN_FILES:
         for path in paths:
-            yield _check_file(path, root, inventory, settings, skip_body)
+            yield _check_file(path, root, inventory, settings, skip_body, chunking)
         return
     context = multiprocessing.get_context("spawn")
-    init = functools.partial(_init_worker, root, dict(inventory), settings, frozenset(skip_body), os.getpid())
+    init = functools.partial(_init_worker, root, dict(inventory), settings, frozenset(skip_body), chunking, os.getpid())
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=init) as pool:
         # A bounded window of files in flight: parsed documents never pile up ahead of the caller
         # (which chunks and writes them as they arrive), so memory does not grow with the corpus.
@@ -187,14 +195,19 @@ def _check_files(
             yield from window.popleft().result()
 
 
-_worker_args: tuple[Path, Mapping[str, Mapping[str, Any]], Settings, frozenset[str]] | None = None
+_worker_args: tuple[Path, Mapping[str, Mapping[str, Any]], Settings, frozenset[str], ChunkSettings | None] | None = None
 
 
 def _init_worker(
-    root: Path, inventory: Mapping[str, Mapping[str, Any]], settings: Settings, skip_body: frozenset[str], parent: int
+    root: Path,
+    inventory: Mapping[str, Mapping[str, Any]],
+    settings: Settings,
+    skip_body: frozenset[str],
+    chunking: ChunkSettings | None,
+    parent: int,
 ) -> None:
     global _worker_args
-    _worker_args = (root, inventory, settings, skip_body)
+    _worker_args = (root, inventory, settings, skip_body, chunking)
     _die_with(parent)
 
 
@@ -223,8 +236,8 @@ def _die_with(parent: int) -> None:
 
 def _check_group(paths: list[Path]) -> list[Scanned]:
     assert _worker_args is not None, "worker not initialised"
-    root, inventory, settings, skip_body = _worker_args
-    return [_check_file(path, root, inventory, settings, skip_body) for path in paths]
+    root, inventory, settings, skip_body, chunking = _worker_args
+    return [_check_file(path, root, inventory, settings, skip_body, chunking) for path in paths]
 
 
 def _check_file(
@@ -233,6 +246,7 @@ def _check_file(
     inventory: Mapping[str, Mapping[str, Any]],
     settings: Settings,
     skip_body: Collection[str] = (),
+    chunking: ChunkSettings | None = None,
 ) -> Scanned:
     source = path.relative_to(root).as_posix()
     entry = inventory.get(path.relative_to(root / DOCUMENTS).as_posix())
@@ -262,13 +276,22 @@ def _check_file(
     document = SourceDocument(source=source, sha256=sha256, parsed=parsed, meta=meta, format=_format(path.name))
     if parsed is not None:
         # The term limit does not depend on chunk settings: `validate` refuses what `run` would.
-        from ingest.chunk import ChunkLimitExceeded, check_headings, check_terms
+        from ingest.chunk import ChunkLimitExceeded, check_headings, check_terms, chunk_document
 
         try:
             check_terms(parsed.text, document)
             check_headings(parsed.blocks)
         except ChunkLimitExceeded as exc:
             return _rejected(source, fields, entry, [f"{source}: {exc}"], sha256)
+        if chunking is not None:
+            # Chunked here, in the worker that parsed it: the chunks, not the parse, go back to the
+            # run, and chunking runs on every core while the run writes.
+            chunks: list[Chunk] | ChunkLimitExceeded
+            try:
+                chunks = chunk_document(document, chunking)
+            except ChunkLimitExceeded as exc:
+                chunks = exc
+            return Accepted(source, replace(document, parsed=None), defaulted, chunks)
     return Accepted(source, document, defaulted)
 
 
@@ -355,6 +378,7 @@ def scan_corpus(
     workers: int | None = None,
     memo: ScanMemo | None = None,
     on_accepted: Callable[[Accepted], Accepted] | None = None,
+    chunking: ChunkSettings | None = None,
 ) -> CorpusScan:
     """Parse and validate every document of the corpus at ``root``; writes nothing.
 
@@ -364,6 +388,8 @@ def scan_corpus(
     is only hashed (``parsed`` None too). ``workers``: parser processes (None: one per
     core, at most 8). ``on_accepted`` sees each file that passed its own checks as it arrives
     and returns what the scan keeps of it (a run chunks and writes it there and drops its body).
+    ``chunking``: chunk every parsed document where it is parsed (in the worker processes); its
+    ``Accepted.chunks`` carries them and its ``parsed`` is None (for ``on_accepted`` to write).
     """
     root = Path(root)
     if not (root / DOCUMENTS).is_dir():
@@ -395,7 +421,7 @@ def scan_corpus(
             # (a defaulted access label for a confidential file): stop, as for a bad ingest.toml.
             raise CorpusError("; ".join(inventory_problems) + " (fix inventory.yaml: nothing was checked or written)")
     checked = _check_files(
-        todo, root, inventory, settings, skip_body, default_workers() if workers is None else workers
+        todo, root, inventory, settings, skip_body, default_workers() if workers is None else workers, chunking
     )
     results = _in_order(paths, root, reused, checked, on_file, on_accepted)
     if not inventory_skipped:

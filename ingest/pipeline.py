@@ -139,6 +139,7 @@ def _scan(
         workers=job.workers,
         memo=memo,
         on_accepted=early,
+        chunking=None if early is None else job.chunking,  # chunked in the parser processes
     )
     if scan.seen == 0 and stored and not job.allow_empty and not scan.unreadable_folders:
         # An unmounted volume or a wrong path looks exactly like "everything was deleted".
@@ -231,9 +232,15 @@ def _full_run(
         rebuilt = {i.key for i in plan.items if i.action in ("new", "changed", "moved")}
         carried = _carry_over(store, fresh, [old for key, old in old_keys.items() if key not in rebuilt], scan, plan)
         fresh.set_meta(_meta(job.settings, job.chunking, store.analysis))
-    new_ids = {c.chunk_id for doc, chunks, _ in plan.to_write if doc.meta.key in rebuilt for c in chunks}
-    new_ids.update(cid for old in carried for cid in old.chunk_ids)
-    result.deleted = sum(1 for old in old_keys.values() for cid in old.chunk_ids if cid not in new_ids)
+    # A chunk ID hashes its doc_id@version: an old chunk survives only among its own version's new
+    # chunks (one document's IDs in memory at a time, never the whole index's).
+    rewritten = {doc.meta.key: chunks for doc, chunks, _ in plan.to_write if doc.meta.key in rebuilt}
+    result.deleted = 0
+    for key, old in old_keys.items():
+        if old in carried:
+            continue
+        kept = {c.chunk_id for c in rewritten[key]} if key in rewritten else set()
+        result.deleted += sum(1 for cid in old.chunk_ids if cid not in kept)
     for key, old in old_keys.items():
         if key not in rebuilt and old not in carried:
             plan.items.append(

@@ -113,7 +113,7 @@ class _EarlyWriter:
     ) -> None:
         self.store, self.stored, self.chunking = store, stored, chunking
         self.batch_chunks, self.journal = batch_chunks, journal
-        self.chunked: dict[str, WrittenChunks | ChunkLimitExceeded] = {}  # by source
+        self.chunked: dict[str, WrittenChunks | list[Chunk] | ChunkLimitExceeded] = {}  # by source
         self.keys: dict[str, str] = {}  # source -> doc_id@version
         self.refused: dict[str, ItemError] = {}  # by chunk ID
         self.errors: list[ItemError] = []
@@ -124,17 +124,26 @@ class _EarlyWriter:
 
     def __call__(self, accepted: Accepted) -> Accepted:
         doc = accepted.document
-        if doc.parsed is None:
-            return accepted
-        light = Accepted(accepted.source, replace(doc, parsed=None), accepted.defaulted)
+        chunks = accepted.chunks  # chunked by the worker that parsed it (scan_corpus(chunking=…))
+        if chunks is None:
+            if doc.parsed is None:
+                return accepted  # its bytes are stored: nothing parsed, nothing to write now
+            doc = replace(doc, parsed=None)
+            if doc.meta.key in self.stored:
+                return Accepted(accepted.source, doc, accepted.defaulted)  # see below: the plan chunks it
+            try:
+                chunks = chunk_document(accepted.document, self.chunking)
+            except ChunkLimitExceeded as exc:
+                chunks = exc
+        light = Accepted(accepted.source, doc, accepted.defaulted)
+        if isinstance(chunks, ChunkLimitExceeded):
+            self.chunked[doc.source] = chunks
+            return light
         if doc.meta.key in self.stored:
             # A stored version is rewritten only after the checks between documents: its chunk IDs
-            # are the stored ones, and writing them now could change what readers see of it.
-            return light
-        try:
-            chunks = chunk_document(doc, self.chunking)
-        except ChunkLimitExceeded as exc:
-            self.chunked[doc.source] = exc
+            # are the stored ones, and writing them now could change what readers see of it. Its
+            # chunks wait on disk for the plan.
+            self.chunked[doc.source] = self.hold(chunks)
             return light
         self.chunked[doc.source] = self.spill.keep(c.chunk_id for c in chunks)
         self.keys[doc.source] = doc.meta.key
@@ -161,7 +170,7 @@ class _EarlyWriter:
         memory until then; a dry run keeps only their IDs (it writes nothing)."""
         return self.spill.hold(chunks) if self.store is not None else self.spill.keep(c.chunk_id for c in chunks)
 
-    def take(self, source: str) -> WrittenChunks:
+    def take(self, source: str) -> WrittenChunks | list[Chunk]:
         found = self.chunked.pop(source)
         self.keys.pop(source, None)
         if isinstance(found, ChunkLimitExceeded):
@@ -175,7 +184,7 @@ class _EarlyWriter:
             return
         undo: list[str] = []
         for source, chunks in self.chunked.items():
-            if isinstance(chunks, WrittenChunks):
+            if isinstance(chunks, WrittenChunks) and not isinstance(chunks, _HeldChunks):  # written
                 old = self.stored.get(self.keys[source])
                 keep = set(old.chunk_ids) if old else set()
                 undo += [cid for cid in chunks.ids() if cid not in keep]
