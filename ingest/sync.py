@@ -114,7 +114,6 @@ class _EarlyWriter:
         self.store, self.stored, self.chunking = store, stored, chunking
         self.batch_chunks, self.journal = batch_chunks, journal
         self.chunked: dict[str, WrittenChunks | list[Chunk] | ChunkLimitExceeded] = {}  # by source
-        self.keys: dict[str, str] = {}  # source -> doc_id@version
         self.refused: dict[str, ItemError] = {}  # by chunk ID
         self.errors: list[ItemError] = []
         self.written = 0
@@ -146,7 +145,6 @@ class _EarlyWriter:
             self.chunked[doc.source] = self.hold(chunks)
             return light
         self.chunked[doc.source] = self.spill.keep(c.chunk_id for c in chunks)
-        self.keys[doc.source] = doc.meta.key
         if self.store is not None:
             self._batch.append((light.document, chunks))
             self._size += len(chunks)
@@ -172,22 +170,20 @@ class _EarlyWriter:
 
     def take(self, source: str) -> WrittenChunks | list[Chunk]:
         found = self.chunked.pop(source)
-        self.keys.pop(source, None)
         if isinstance(found, ChunkLimitExceeded):
             raise found
         return found
 
     def undo_rejected(self) -> None:
         """Delete the chunks written for documents the plan did not take (e.g. rejected by the
-        checks between documents); IDs a stored version lists are its own and stay."""
+        checks between documents). Only versions the store does not hold are written during the
+        scan, so none of these IDs is listed by a stored record."""
         if self.store is None:
             return
         undo: list[str] = []
-        for source, chunks in self.chunked.items():
+        for chunks in self.chunked.values():
             if isinstance(chunks, WrittenChunks) and not isinstance(chunks, _HeldChunks):  # written
-                old = self.stored.get(self.keys[source])
-                keep = set(old.chunk_ids) if old else set()
-                undo += [cid for cid in chunks.ids() if cid not in keep]
+                undo += chunks.ids()
         if undo:
             self.store.delete_chunks(undo)
         self.chunked.clear()
