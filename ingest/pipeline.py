@@ -53,7 +53,7 @@ from ingest.plan import with_corpus_limits as with_corpus_limits
 from ingest.settings import ChunkSettings, Settings, SettingsError
 from ingest.store.base import Store
 from ingest.sync import DEFAULT_WRITE_BATCH_CHUNKS as DEFAULT_WRITE_BATCH_CHUNKS
-from ingest.sync import _carry_over, _EarlyWriter, _ticker, _write_plan
+from ingest.sync import _carry_over, _EarlyWriter, _release_written, _ticker, _write_plan
 from ingest.verify import VerifyResult as VerifyResult
 from ingest.verify import parse_as_of as parse_as_of
 from ingest.verify import verify as verify
@@ -196,6 +196,7 @@ def _locked_run(store: Store, job: _Job) -> RunResult:
         tick = _ticker(job.progress, steps)
         _write_plan(store, plan, fingerprint, result, tick, job.batch_chunks, journal=journal, refused=early.refused)
         result.total = _total_after(stored, plan)
+        _release_written(plan, result)
     updates = {**_meta(job.settings, job.chunking, store.analysis), JOURNAL: "", SCAN_MEMO: _memo_json(scan, result)}
     current = store.get_meta() if job.full or rebuild_reason else meta
     if any(current.get(k) != v for k, v in updates.items() if k != "built_at"):
@@ -247,6 +248,7 @@ def _full_run(
                 PlannedDocument("removed", key, old.source, "not in the rebuilt index", delete=old.chunk_count)
             )
     result.total = store.counts()["totals"]["chunks"]
+    _release_written(plan, result)
     return result, scan
 
 

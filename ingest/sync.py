@@ -296,6 +296,16 @@ def _write_batch(
         result.deleted += store.delete_chunks(stale)
 
 
+def _release_written(plan: Plan, result: RunResult) -> None:
+    """Once written, the plan keeps of its documents only those with chunks the store refused (the
+    run's report names their files): not every document's metadata and chunk IDs until the end."""
+    if not result.errors:
+        plan.to_write = []
+        return
+    refused = {e.id for e in result.errors}
+    plan.to_write = [item for item in plan.to_write if any(c.chunk_id in refused for c in item[1])]
+
+
 def _unwritten(chunks: list[Chunk] | WrittenChunks) -> list[Chunk]:
     """The chunks a batch still has to write (none when the scan wrote them)."""
     if isinstance(chunks, _HeldChunks):
