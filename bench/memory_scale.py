@@ -10,8 +10,9 @@ each of about WORDS words drawn from a fixed pseudo-random vocabulary (seeded: t
 every time), with `chunking.size` in ingest.toml just above a section, so every section is exactly
 one chunk and the chunk count is known before the run. Each corpus is run by `ingest run` in a
 subprocess on a fresh store; reported: wall, CPU, ru_maxrss of the child (wait4: the largest process
-of its tree) and the peak of the summed RSS of the child's whole process tree (sampled every 0.2 s).
-The target: peak RSS at 1M chunks <= 1.2 x at 20k.
+of its tree) and the peak of the summed RSS of the child's whole process tree (sampled every 0.2 s),
+and the growth of the largest process per extra document over the smallest run (what a run still
+holds per document). The target: peak RSS at 1M chunks <= 1.2 x at 20k.
 """
 
 from __future__ import annotations
@@ -129,6 +130,7 @@ def main() -> None:
             written = None
         result = {"chunks": n, **info, "exit": measured.value, "written": written, "wall_s": round(measured.wall_s, 1),
                   "cpu_s": round(measured.cpu_s, 1), "max_rss_mib": round(measured.peak_rss_mib),
+                  "max_rss_kib": round(measured.peak_rss_mib * 1024),
                   "tree_rss_mib": round(measured.tree_rss_mib)}
         if measured.value != 0:
             result["output_tail"] = output[-600:]
@@ -144,13 +146,19 @@ def main() -> None:
     for r in results:
         r["rss_vs_smallest"] = round(r["max_rss_mib"] / max(base["max_rss_mib"], 1), 2)
         r["tree_rss_vs_smallest"] = round(r["tree_rss_mib"] / max(base["tree_rss_mib"], 1), 2)
+        # what a run still holds per document (its result, plan line, metadata): the growth of the
+        # largest process over the smallest run, per extra document (the same documents, 200 chunks each)
+        extra_docs = -(-r["chunks"] // SECTIONS_PER_DOC) - -(-base["chunks"] // SECTIONS_PER_DOC)
+        if extra_docs > 0:
+            r["bytes_per_extra_doc"] = round((r["max_rss_kib"] - base["max_rss_kib"]) * 1024 / extra_docs)
     if args.json:
         print(json.dumps(results, indent=1))
     else:
         print(f"{'chunks':>9} {'docs':>6} {'MB':>6} {'exit':>4} {'wall s':>8} {'CPU s':>7} {'max RSS MiB':>11} {'tree RSS MiB':>12} {'x smallest':>10}")
         for r in results:
             print(f"{r['chunks']:>9,} {r.get('documents', ''):>6} {r.get('mb', ''):>6} {r['exit']:>4} {r['wall_s']:>8.1f} {r['cpu_s']:>7.1f} "
-                  f"{r['max_rss_mib']:>11,} {r['tree_rss_mib']:>12,} {r['rss_vs_smallest']:>10.2f}")
+                  f"{r['max_rss_mib']:>11,} {r['tree_rss_mib']:>12,} {r['rss_vs_smallest']:>10.2f}"
+                  + (f"  {r['bytes_per_extra_doc']:,} B per extra document" if "bytes_per_extra_doc" in r else ""))
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ingest.listing import DOCUMENTS as DOCUMENTS
 from ingest.listing import CorpusError as CorpusError
@@ -50,8 +50,12 @@ from ingest.model import (
     UnreadableFile,
 )
 from ingest.parse import PARSER_VERSION, SUFFIXES, format_of, parse_bytes, read_metadata
-from ingest.settings import Settings
+from ingest.settings import ChunkSettings, Settings
 from ingest.workers import WorkerPool, default_memory_limit, die_with, limit_memory, results_in_order
+
+if TYPE_CHECKING:  # only annotations: chunking is imported where a file is checked
+    from ingest.chunk import ChunkLimitExceeded
+    from ingest.model import Chunk
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,9 @@ class Accepted:
     source: str
     document: ScannedDocument
     defaulted: bool = False  # its access came from settings.access_default
+    # chunked where it was parsed (``scan_corpus(chunking=…)``; the document then comes without its
+    # body): its chunks, or why the chunker refused it; None when not chunked there
+    chunks: list[Chunk] | ChunkLimitExceeded | None = None
 
 
 @dataclass(frozen=True)
@@ -177,6 +184,7 @@ def _check_files(
     settings: Settings,
     skip_body: Collection[str],
     workers: int,
+    chunking: ChunkSettings | None = None,
     memory_limit: int | None = None,
     timeout_s: float | None = None,
 ) -> Iterator[Scanned]:
@@ -192,7 +200,7 @@ def _check_files(
     has_pdf = any(path.suffix.lower() == ".pdf" for path in paths)
     if not has_pdf and (workers < 2 or heavy < PARALLEL_MIN_FILES):
         for path in paths:
-            yield _check_file(path, root, inventory, settings, skip_body)
+            yield _check_file(path, root, inventory, settings, skip_body, chunking)
         return
     processes = max(workers, 1) if heavy >= PARALLEL_MIN_FILES else 1
     if memory_limit is None:
@@ -206,13 +214,13 @@ def _check_files(
         # (which chunks and writes them as they arrive), so memory does not grow with the corpus.
         window_per_worker=WINDOW_PER_WORKER,
         initializer=_init_worker,
-        initargs=(root, dict(inventory), settings, frozenset(skip_body), os.getpid(), memory_limit),
+        initargs=(root, dict(inventory), settings, frozenset(skip_body), chunking, os.getpid(), memory_limit),
         item_timeout_s=timeout_s,
     )
     yield from results_in_order(pool, paths)
 
 
-_worker_args: tuple[Path, Mapping[str, Mapping[str, Any]], Settings, frozenset[str]] | None = None
+_worker_args: tuple[Path, Mapping[str, Mapping[str, Any]], Settings, frozenset[str], ChunkSettings | None] | None = None
 
 
 def _init_worker(
@@ -220,11 +228,12 @@ def _init_worker(
     inventory: Mapping[str, Mapping[str, Any]],
     settings: Settings,
     skip_body: frozenset[str],
+    chunking: ChunkSettings | None,
     parent: int,
     memory_limit: int | None,
 ) -> None:
     global _worker_args
-    _worker_args = (root, inventory, settings, skip_body)
+    _worker_args = (root, inventory, settings, skip_body, chunking)
     die_with(parent)
     limit_memory(memory_limit)
 
@@ -240,8 +249,8 @@ def _died_on(root: Path, inventory: Mapping[str, Mapping[str, Any]], path: Path,
 
 def _check_group(paths: list[Path]) -> list[Scanned]:
     assert _worker_args is not None, "worker not initialised"
-    root, inventory, settings, skip_body = _worker_args
-    return [_check_file(path, root, inventory, settings, skip_body) for path in paths]
+    root, inventory, settings, skip_body, chunking = _worker_args
+    return [_check_file(path, root, inventory, settings, skip_body, chunking) for path in paths]
 
 
 def _check_file(
@@ -250,6 +259,7 @@ def _check_file(
     inventory: Mapping[str, Mapping[str, Any]],
     settings: Settings,
     skip_body: Collection[str] = (),
+    chunking: ChunkSettings | None = None,
 ) -> Scanned:
     source = path.relative_to(root).as_posix()
     entry = inventory.get(path.relative_to(root / DOCUMENTS).as_posix())
@@ -281,7 +291,7 @@ def _check_file(
         return Accepted(source, UnparsedDocument(source, sha256, meta, _format(path.name)), defaulted)
     document = SourceDocument(source=source, sha256=sha256, parsed=parsed, meta=meta, format=_format(path.name))
     # The term limit does not depend on chunk settings: `validate` refuses what `run` would.
-    from ingest.chunk import ChunkLimitExceeded, check_headings, check_terms
+    from ingest.chunk import ChunkLimitExceeded, check_headings, check_terms, chunk_document
 
     try:
         check_terms(parsed.text, document)
@@ -289,6 +299,15 @@ def _check_file(
     except ChunkLimitExceeded as exc:
         declared = declared_visibility(fields, entry, settings.access_default or "")
         return _rejected(source, fields, entry, [f"{source}: {exc}"], sha256, declared)
+    if chunking is not None:
+        # Chunked here, in the worker that parsed it: the chunks, not the parse, go back to the
+        # run, and chunking runs on every core while the run writes.
+        chunks: list[Chunk] | ChunkLimitExceeded
+        try:
+            chunks = chunk_document(document, chunking)
+        except ChunkLimitExceeded as exc:
+            chunks = exc
+        return Accepted(source, document.without_body(), defaulted, chunks)
     return Accepted(source, document, defaulted)
 
 
@@ -423,6 +442,7 @@ def scan_corpus(
     ahead: FolderAhead | None = None,
     parser_memory_limit: int | None = None,
     parser_timeout_s: float | None = PARSER_TIMEOUT_S,
+    chunking: ChunkSettings | None = None,
 ) -> CorpusScan:
     """Parse and validate every document of the corpus at ``root``; writes nothing.
 
@@ -437,6 +457,8 @@ def scan_corpus(
     machine's memory; 0: no cap); a file whose parser dies past it is rejected, the others go on.
     ``parser_timeout_s``: seconds a file may take in a parser process before it is stopped and
     rejected (None: no limit).
+    ``chunking``: chunk every parsed document where it is parsed (in the worker processes); its
+    ``Accepted.chunks`` carries them and its ``parsed`` is None (for ``on_accepted`` to write).
     """
     root = Path(root)
     if not (root / DOCUMENTS).is_dir():
@@ -475,8 +497,9 @@ def scan_corpus(
         settings,
         skip_body,
         default_workers() if workers is None else workers,
-        parser_memory_limit,
-        parser_timeout_s,
+        chunking=chunking,
+        memory_limit=parser_memory_limit,
+        timeout_s=parser_timeout_s,
     )
     results = _in_order(paths, root, reused, checked, on_file, on_accepted)
     if not inventory_skipped:

@@ -109,7 +109,14 @@ def run_suite(result: RunResult) -> Suite:
     """One case per document the run saw: rejected ones and those with chunks the store refused fail."""
     suite = Suite("run")
     refused: dict[str, list[str]] = {}
-    chunk_source = {c.chunk_id: doc.source for doc, chunks, _ in result.plan.to_write for c in chunks}
+    # Only the refused IDs are looked up: a map of every written chunk would grow with the corpus
+    # (this suite is built on every run, with or without --junit).
+    wanted = {e.id for e in result.errors}
+    chunk_source = (
+        {c.chunk_id: doc.source for doc, chunks, _ in result.plan.to_write for c in chunks if c.chunk_id in wanted}
+        if wanted
+        else {}
+    )
     for e in result.errors:
         refused.setdefault(chunk_source.get(e.id, "(unknown document)"), []).append(
             f"chunk {e.id} refused by the store: {e.reason}"

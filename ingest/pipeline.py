@@ -54,7 +54,7 @@ from ingest.plan import with_corpus_limits as with_corpus_limits
 from ingest.settings import ChunkSettings, Settings, SettingsError
 from ingest.store.base import Store
 from ingest.sync import DEFAULT_WRITE_BATCH_CHUNKS as DEFAULT_WRITE_BATCH_CHUNKS
-from ingest.sync import _carry_over, _EarlyWriter, _ticker, _write_plan
+from ingest.sync import _carry_over, _EarlyWriter, _release_written, _ticker, _write_plan
 from ingest.verify import VerifyResult as VerifyResult
 from ingest.verify import parse_as_of as parse_as_of
 from ingest.verify import verify as verify
@@ -174,6 +174,7 @@ def _scan(
         ahead=ahead,
         parser_memory_limit=job.parser_memory_limit,
         parser_timeout_s=PARSER_TIMEOUT_S if job.parser_timeout_s is None else (job.parser_timeout_s or None),
+        chunking=None if early is None else job.chunking,  # chunked in the parser processes
     )
     if scan.seen == 0 and stored and not job.allow_empty and not scan.unreadable_folders:
         # An unmounted volume or a wrong path looks exactly like "everything was deleted".
@@ -230,6 +231,7 @@ def _locked_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
         tick = _ticker(job.progress, steps)
         _write_plan(store, plan, fingerprint, result, tick, job.batch_chunks, journal=journal, refused=early.refused)
         result.total = _total_after(stored, plan)
+        _release_written(plan, result)
     updates = {**_meta(job.settings, job.chunking, store.analysis), JOURNAL: "", SCAN_MEMO: _memo_json(scan, result)}
     current = store.get_meta() if job.full or rebuild_reason else meta
     if any(current.get(k) != v for k, v in updates.items() if k != "built_at"):
@@ -313,15 +315,22 @@ def _full_run(
         rebuilt = {i.key for i in plan.items if i.action in ("new", "changed", "moved")}
         carried = _carry_over(store, fresh, [old for key, old in old_keys.items() if key not in rebuilt], scan, plan)
         fresh.set_meta(_meta(job.settings, job.chunking, store.analysis))
-    new_ids = {c.chunk_id for doc, chunks, _ in plan.to_write if doc.meta.key in rebuilt for c in chunks}
-    new_ids.update(cid for old in carried for cid in old.chunk_ids)
-    result.deleted = sum(1 for old in old_keys.values() for cid in old.chunk_ids if cid not in new_ids)
+    # A chunk ID hashes its doc_id@version: an old chunk survives only among its own version's new
+    # chunks (one document's IDs in memory at a time, never the whole index's).
+    rewritten = {doc.meta.key: chunks for doc, chunks, _ in plan.to_write if doc.meta.key in rebuilt}
+    result.deleted = 0
+    for key, old in old_keys.items():
+        if old in carried:
+            continue
+        kept = {c.chunk_id for c in rewritten[key]} if key in rewritten else set()
+        result.deleted += sum(1 for cid in old.chunk_ids if cid not in kept)
     for key, old in old_keys.items():
         if key not in rebuilt and old not in carried:
             plan.items.append(
                 PlannedDocument("removed", key, old.source, "not in the rebuilt index", delete=old.chunk_count)
             )
     result.total = store.counts()["totals"]["chunks"]
+    _release_written(plan, result)
     return result, scan
 
 

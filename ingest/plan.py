@@ -289,6 +289,8 @@ def _plan_document(
             chunks = early.take(doc.source)
         else:
             chunks = chunk_document(parsed_document(doc, root), chunking)
+            if early is not None:
+                chunks = early.hold(chunks)  # kept on disk until its write batch: memory stays flat
     except (OSError, UnreadableFile) as exc:
         plan.problems.append(DocumentProblems(doc.source, doc.meta.doc_id, (f"{doc.source}: unreadable file: {exc}",)))
         plan.items.append(PlannedDocument("rejected", key, doc.source, str(exc)))

@@ -3,15 +3,100 @@ and what a full rebuild carries over."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import os
+import pickle
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from typing import BinaryIO
 
 from ingest.chunk import ChunkLimitExceeded, chunk_document
 from ingest.corpus import Accepted, CorpusScan
 from ingest.journal import _Journal
-from ingest.model import Chunk, DocumentProblems, DocumentRecord, ScannedDocument, SourceDocument, UnparsedDocument
+from ingest.model import (
+    CHUNK_ID_LENGTH,
+    Chunk,
+    DocumentProblems,
+    DocumentRecord,
+    ScannedDocument,
+    SourceDocument,
+)
 from ingest.plan import Plan, PlannedDocument, RunResult, ToWrite, WrittenChunks, keep_reason, record_for
 from ingest.settings import ChunkSettings
 from ingest.store.base import ItemError, Store, batched
+
+
+class _SpilledChunks(WrittenChunks):
+    """The chunk IDs of one document, kept in the run's spill file (see ``_IdSpill``)."""
+
+    def __init__(self, spill: _IdSpill, offset: int, count: int) -> None:
+        self._spill, self._offset, self._count = spill, offset, count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def ids(self) -> list[str]:
+        packed = self._spill.read(self._offset, self._count * _PACKED_ID)
+        return [packed[i : i + _PACKED_ID].hex() for i in range(0, len(packed), _PACKED_ID)]
+
+
+class _HeldChunks(_SpilledChunks):
+    """The chunks of one document still to write (a stored version rewritten), pickled into the
+    run's spill file after their IDs until their write batch reads them back."""
+
+    def __init__(self, spill: _IdSpill, offset: int, count: int, size: int) -> None:
+        super().__init__(spill, offset, count)
+        self._size = size
+
+    def chunks(self) -> list[Chunk]:
+        ids_size = self._count * _PACKED_ID
+        found: list[Chunk] = pickle.loads(self._spill.read(self._offset + ids_size, self._size - ids_size))
+        return found
+
+
+_PACKED_ID = CHUNK_ID_LENGTH // 2  # bytes of one chunk ID (hex) packed
+
+
+class _IdSpill:
+    """The IDs of the chunks a run wrote during its scan, packed into an unnamed temporary file
+    until their records are written: a run holds a few bytes per document, none per chunk. The
+    file has no name and closes with the last reference (the result's plan lists these IDs too)."""
+
+    def __init__(self) -> None:
+        self._file: BinaryIO | None = None
+        self._end = 0
+
+    def keep(self, ids: Iterable[str]) -> WrittenChunks:
+        ids = list(ids)
+        try:
+            if not all(len(i) == CHUNK_ID_LENGTH for i in ids):
+                raise ValueError("not a packable chunk ID")
+            packed = b"".join(bytes.fromhex(i) for i in ids)
+        except ValueError:
+            return WrittenChunks(ids)  # IDs of another shape stay in memory, as they are
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix="ingest-chunk-ids-", buffering=0)  # noqa: SIM115 - lives with the run
+        offset = self._end
+        os.pwrite(self._file.fileno(), packed, offset)
+        self._end += len(packed)
+        return _SpilledChunks(self, offset, len(ids))
+
+    def hold(self, chunks: list[Chunk]) -> WrittenChunks | list[Chunk]:
+        """``chunks`` kept in the file (their IDs first), or as they are when the IDs do not pack."""
+        ids = self.keep(c.chunk_id for c in chunks)
+        if not isinstance(ids, _SpilledChunks):
+            return chunks
+        data = pickle.dumps(chunks, protocol=pickle.HIGHEST_PROTOCOL)
+        assert self._file is not None
+        os.pwrite(self._file.fileno(), data, self._end)
+        self._end += len(data)
+        return _HeldChunks(self, ids._offset, ids._count, ids._count * _PACKED_ID + len(data))
+
+    def read(self, offset: int, size: int) -> bytes:
+        assert self._file is not None
+        data = os.pread(self._file.fileno(), size, offset)
+        if len(data) != size:
+            raise OSError(f"chunk ID spill file: read {len(data)} of {size} bytes")
+        return data
 
 
 class _EarlyWriter:
@@ -34,31 +119,39 @@ class _EarlyWriter:
     ) -> None:
         self.store, self.stored, self.chunking = store, stored, chunking
         self.batch_chunks, self.journal = batch_chunks, journal
-        self.chunked: dict[str, WrittenChunks | ChunkLimitExceeded] = {}  # by source
-        self.keys: dict[str, str] = {}  # source -> doc_id@version
+        self.chunked: dict[str, WrittenChunks | list[Chunk] | ChunkLimitExceeded] = {}  # by source
         self.refused: dict[str, ItemError] = {}  # by chunk ID
         self.errors: list[ItemError] = []
         self.written = 0
-        self._batch: list[tuple[UnparsedDocument, list[Chunk]]] = []
+        self.spill = _IdSpill()
+        self._batch: list[tuple[ScannedDocument, list[Chunk]]] = []
         self._size = 0
 
     def __call__(self, accepted: Accepted) -> Accepted:
         doc = accepted.document
-        if not isinstance(doc, SourceDocument):
-            return accepted
-        body_dropped = doc.without_body()
-        light = Accepted(accepted.source, body_dropped, accepted.defaulted)
+        chunks = accepted.chunks  # chunked by the worker that parsed it (scan_corpus(chunking=…))
+        if chunks is None:
+            if not isinstance(doc, SourceDocument):
+                return accepted  # its bytes are stored: nothing parsed, nothing to write now
+            body_dropped = doc.without_body()
+            if doc.meta.key in self.stored:
+                return Accepted(accepted.source, body_dropped, accepted.defaulted)  # see below: the plan chunks it
+            try:
+                chunks = chunk_document(doc, self.chunking)
+            except ChunkLimitExceeded as exc:
+                chunks = exc
+            doc = body_dropped
+        light = Accepted(accepted.source, doc, accepted.defaulted)
+        if isinstance(chunks, ChunkLimitExceeded):
+            self.chunked[doc.source] = chunks
+            return light
         if doc.meta.key in self.stored:
             # A stored version is rewritten only after the checks between documents: its chunk IDs
-            # are the stored ones, and writing them now could change what readers see of it.
+            # are the stored ones, and writing them now could change what readers see of it. Its
+            # chunks wait on disk for the plan.
+            self.chunked[doc.source] = self.hold(chunks)
             return light
-        try:
-            chunks = chunk_document(doc, self.chunking)
-        except ChunkLimitExceeded as exc:
-            self.chunked[doc.source] = exc
-            return light
-        self.chunked[doc.source] = WrittenChunks(c.chunk_id for c in chunks)
-        self.keys[doc.source] = doc.meta.key
+        self.chunked[doc.source] = self.spill.keep(c.chunk_id for c in chunks)
         if self.store is not None:
             self._batch.append((body_dropped, chunks))
             self._size += len(chunks)
@@ -77,24 +170,27 @@ class _EarlyWriter:
         self.refused.update((e.id, e) for e in report.errors)
         self._batch, self._size = [], 0
 
-    def take(self, source: str) -> WrittenChunks:
+    def hold(self, chunks: list[Chunk]) -> WrittenChunks | list[Chunk]:
+        """The chunks of a document the plan writes later (a stored version's rewrite), out of
+        memory until then; a dry run keeps only their IDs (it writes nothing)."""
+        return self.spill.hold(chunks) if self.store is not None else self.spill.keep(c.chunk_id for c in chunks)
+
+    def take(self, source: str) -> WrittenChunks | list[Chunk]:
         found = self.chunked.pop(source)
-        self.keys.pop(source, None)
         if isinstance(found, ChunkLimitExceeded):
             raise found
         return found
 
     def undo_rejected(self) -> None:
         """Delete the chunks written for documents the plan did not take (e.g. rejected by the
-        checks between documents); IDs a stored version lists are its own and stay."""
+        checks between documents). Only versions the store does not hold are written during the
+        scan, so none of these IDs is listed by a stored record."""
         if self.store is None:
             return
         undo: list[str] = []
-        for source, chunks in self.chunked.items():
-            if isinstance(chunks, WrittenChunks):
-                old = self.stored.get(self.keys[source])
-                keep = set(old.chunk_ids) if old else set()
-                undo += [cid for cid in chunks.ids() if cid not in keep]
+        for chunks in self.chunked.values():
+            if isinstance(chunks, WrittenChunks) and not isinstance(chunks, _HeldChunks):  # written
+                undo += chunks.ids()
         if undo:
             self.store.delete_chunks(undo)
         self.chunked.clear()
@@ -146,13 +242,10 @@ def _write_plan(
     versions first (a fresh store of a full rebuild needs none); ``refused``: chunk IDs the store
     refused while the scan wrote them.
     """
-    stored_ids: dict[str, set[str]] = {}  # doc_id -> chunk IDs some stored version lists
-    for old in plan.to_remove:
-        stored_ids.setdefault(old.doc_id, set()).update(old.chunk_ids)
     for batch in batched(plan.to_write, batch_chunks, lambda item: len(item[1])):
         if journal is not None:
             journal.add(doc.meta.key for doc, _, _ in batch)
-        _write_batch(store, plan, batch, fingerprint, result, stored_ids, refused or {})
+        _write_batch(store, plan, batch, fingerprint, result, refused or {})
         tick(len(batch))
     removals = []
     for old in plan.to_remove:
@@ -175,14 +268,15 @@ def _write_batch(
     batch: list[ToWrite],
     fingerprint: str,
     result: RunResult,
-    stored_ids: Mapping[str, set[str]],
     early_refused: Mapping[str, ItemError],
 ) -> None:
     """One batch: its chunks, the records of the documents whose chunks all went in, then the
     chunks those records replace (and the written chunks of refused documents)."""
-    report = store.write_chunks(c for _, chunks, _ in batch if isinstance(chunks, list) for c in chunks)
+    report = store.write_chunks(c for _, chunks, _ in batch for c in _unwritten(chunks))
     result.written += report.written
-    refused: dict[str, ItemError] = {**early_refused, **{e.id: e for e in report.errors}}
+    refused: Mapping[str, ItemError] = (
+        {**early_refused, **{e.id: e for e in report.errors}} if report.errors else early_refused
+    )
     result.errors.extend(report.errors)
     records: list[DocumentRecord] = []
     stale: list[str] = []
@@ -191,7 +285,9 @@ def _write_batch(
         ids = [c.chunk_id for c in chunks]
         errors = [refused[cid] for cid in ids if cid in refused]
         if errors:
-            keep = set(old.chunk_ids if old else ()) | stored_ids.get(doc.meta.doc_id, set())
+            # IDs a stored version of the document lists are its own: they stay
+            keep = set(old.chunk_ids if old else ())
+            keep.update(cid for other in plan.to_remove if other.doc_id == doc.meta.doc_id for cid in other.chunk_ids)
             undo += [cid for cid in ids if cid not in keep]
             plan.held.add(doc.meta.doc_id)
             plan.problems.append(_refusal(doc, errors, old))
@@ -205,6 +301,23 @@ def _write_batch(
     store.put_documents(records)
     if stale:
         result.deleted += store.delete_chunks(stale)
+
+
+def _release_written(plan: Plan, result: RunResult) -> None:
+    """Once written, the plan keeps of its documents only those with chunks the store refused (the
+    run's report names their files): not every document's metadata and chunk IDs until the end."""
+    if not result.errors:
+        plan.to_write = []
+        return
+    refused = {e.id for e in result.errors}
+    plan.to_write = [item for item in plan.to_write if any(c.chunk_id in refused for c in item[1])]
+
+
+def _unwritten(chunks: list[Chunk] | WrittenChunks) -> list[Chunk]:
+    """The chunks a batch still has to write (none when the scan wrote them)."""
+    if isinstance(chunks, _HeldChunks):
+        return chunks.chunks()
+    return chunks if isinstance(chunks, list) else []
 
 
 def _carry_over(
