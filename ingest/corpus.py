@@ -446,19 +446,13 @@ def scan_corpus(
 ) -> CorpusScan:
     """Parse and validate every document of the corpus at ``root``; writes nothing.
 
-    ``on_file(source)`` is called for each file as its result arrives (for a progress bar).
-    A file whose SHA-256 is in ``skip_body`` (bytes a store already holds, and so parsed
-    fine before) has only its metadata read (an UnparsedDocument). A file ``memo`` knows
-    is only hashed (an UnparsedDocument too). ``workers``: parser processes (None: one per
-    core, at most 8). ``on_accepted`` sees each file that passed its own checks as it arrives
-    and returns what the scan keeps of it (a run chunks and writes it there and drops its body).
-    ``ahead``: the listing and hashes read in a thread as the run started (used with ``memo``).
-    ``parser_memory_limit``: bytes of writable memory per parser process (None: an even share of the
-    machine's memory; 0: no cap); a file whose parser dies past it is rejected, the others go on.
-    ``parser_timeout_s``: seconds a file may take in a parser process before it is stopped and
-    rejected (None: no limit).
-    ``chunking``: chunk every parsed document where it is parsed (in the worker processes); its
-    ``Accepted.chunks`` carries them and its ``parsed`` is None (for ``on_accepted`` to write).
+    ``on_file(source)``: each file as its result arrives. ``skip_body``: SHA-256s a store holds (only
+    their metadata is read); ``memo``: the last run's record (those files are only hashed, or taken from
+    ``ahead``, a listing read in a thread). ``on_accepted`` gets each file that passed its own checks and
+    returns what the scan keeps of it. Parser processes: ``workers`` (None: one per core, at most 8),
+    ``parser_memory_limit`` bytes each (None: a share of memory; 0: none), ``parser_timeout_s`` per file;
+    a file whose parser dies or times out is rejected, the others go on. ``chunking``: chunk in the
+    workers (``Accepted.chunks``, no parse sent back).
     """
     root = Path(root)
     if not (root / DOCUMENTS).is_dir():
@@ -475,39 +469,39 @@ def scan_corpus(
     todo = paths
     if memo is not None and memo.fingerprint == fingerprint:
         reused, todo = _reuse(paths, root, memo, hashed)
+    inventory_skipped = _inventory_still_holds(memo, fingerprint, listed, todo)
     inventory: Mapping[str, Mapping[str, Any]] = {}
-    # Unchanged inventory, settings, listing and files: the last run's inventory checks still hold.
-    inventory_skipped = not (
-        todo
-        or memo is None
-        or memo.fingerprint != fingerprint
-        or memo.listing != listed
-        or INVENTORY in memo.problem_sources
-    )
     if not inventory_skipped:
         inventory, inventory_problems = _parse_inventory(inventory_data)
         if inventory_problems:
             # Checking documents without the fields the inventory gives could index a guess
             # (a defaulted access label for a confidential file): stop, as for a bad ingest.toml.
             raise CorpusError("; ".join(inventory_problems) + " (fix inventory.yaml: nothing was checked or written)")
+    count = default_workers() if workers is None else workers
     checked = _check_files(
-        todo,
-        root,
-        inventory,
-        settings,
-        skip_body,
-        default_workers() if workers is None else workers,
-        chunking=chunking,
-        memory_limit=parser_memory_limit,
-        timeout_s=parser_timeout_s,
+        todo, root, inventory, settings, skip_body, count, chunking, parser_memory_limit, parser_timeout_s
     )
     results = _in_order(paths, root, reused, checked, on_file, on_accepted)
     if not inventory_skipped:
-        present = {path.relative_to(root / DOCUMENTS).as_posix() for path in paths}
-        present |= {p.source.removeprefix(DOCUMENTS + "/") for p in listing.file_problems}
-        for name in sorted(set(inventory) - present):
-            inventory_problems.append(f"{INVENTORY}: {name}: names no file under {DOCUMENTS}/")
+        inventory_problems += _entries_naming_no_file(root, inventory, listing)
     return _assemble(root, results, listing, inventory_problems, fingerprint, listed)
+
+
+def _inventory_still_holds(memo: ScanMemo | None, fingerprint: str, listed: str, todo: list[Path]) -> bool:
+    """Unchanged inventory, settings, listing and files: the last run's inventory checks still hold."""
+    return not (
+        todo
+        or memo is None
+        or memo.fingerprint != fingerprint
+        or memo.listing != listed
+        or INVENTORY in memo.problem_sources
+    )
+
+
+def _entries_naming_no_file(root: Path, inventory: Mapping[str, Mapping[str, Any]], listing: Listing) -> list[str]:
+    present = {path.relative_to(root / DOCUMENTS).as_posix() for path in listing.paths}
+    present |= {p.source.removeprefix(DOCUMENTS + "/") for p in listing.file_problems}
+    return [f"{INVENTORY}: {name}: names no file under {DOCUMENTS}/" for name in sorted(set(inventory) - present)]
 
 
 def _in_order(

@@ -87,18 +87,14 @@ def run(
 ) -> RunResult:
     """Validate, chunk and write a corpus to a store; incremental unless ``full``.
 
-    ``write_batch_chunks``: chunks per write batch (None: INGEST_WRITE_BATCH_CHUNKS, else 2000);
-    ``workers``: parser processes (None: one per core, at most 8). The CLI passes both.
-    ``parser_memory_limit``: bytes per parser process (None: a share of the machine's memory; 0: none);
-    ``parser_timeout_s``: seconds per file in a parser process (None: the scan's default; 0: none).
-    ``strict``: all or nothing — when any document is rejected nothing is written, except what keeps
-    readers safe: role aliases follow [roles] and stored versions the folder now restricts are withdrawn.
+    Tuning (the CLI passes it from the configuration): ``write_batch_chunks`` (None: 2000), ``workers``
+    (parser processes; None: one per core), ``parser_memory_limit`` bytes and ``parser_timeout_s`` per
+    file (None: defaults; 0: none). ``strict``: when any document is rejected nothing is written but what
+    keeps readers safe (role aliases follow [roles]; versions the folder now restricts are withdrawn).
     """
     started = time.perf_counter()
     chunking = with_corpus_limits(chunking, settings.chunking)
-    batch_chunks = DEFAULT_WRITE_BATCH_CHUNKS if write_batch_chunks is None else write_batch_chunks
-    if batch_chunks < 1:
-        raise SettingsError(f"write batch size must be ≥ 1 chunk; found {batch_chunks}")
+    batch_chunks = _batch_size(write_batch_chunks)
     # The folder is listed and hashed in a thread while the store answers (an incremental run).
     ahead = None if full or dry_run else FolderAhead(corpus)
     store.check()  # unreachable → StoreUnavailable before anything is read or written
@@ -130,6 +126,13 @@ def run(
     result.warnings = list(getattr(store, "warnings", []))  # e.g. the lock release failed after the writes
     result.elapsed_s = time.perf_counter() - started
     return result
+
+
+def _batch_size(write_batch_chunks: int | None) -> int:
+    batch_chunks = DEFAULT_WRITE_BATCH_CHUNKS if write_batch_chunks is None else write_batch_chunks
+    if batch_chunks < 1:
+        raise SettingsError(f"write batch size must be ≥ 1 chunk; found {batch_chunks}")
+    return batch_chunks
 
 
 @dataclass(frozen=True)

@@ -153,7 +153,7 @@ class _EarlyWriter:
             return light
         self.chunked[doc.source] = self.spill.keep(c.chunk_id for c in chunks)
         if self.store is not None:
-            self._batch.append((body_dropped, chunks))
+            self._batch.append((doc, chunks))
             self._size += len(chunks)
             if self._size >= self.batch_chunks:
                 self.flush()
