@@ -15,6 +15,7 @@ ingest.toml's ``[roles]``), else the default roles; an unknown role is :class:`U
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -183,7 +184,7 @@ class RunOptions:
     full: bool = False
     dry_run: bool = False
     accept_edits: bool = False
-    wait_s: float = 0.0
+    lock_wait_s: float = 0.0
     allow_empty: bool = False
     strict: bool = False  # write nothing but withdrawals when any document is rejected
 
@@ -202,17 +203,13 @@ def run_pipeline(
     """``pipeline.run`` with the options and the configuration's tuning: the one call the API and the CLI make."""
     from ingest import pipeline
 
+    # RunOptions' fields are pipeline.run's keyword arguments, by name.
     return pipeline.run(
         corpus,
         target,
         settings,
         chunking,
-        full=options.full,
-        dry_run=options.dry_run,
-        accept_edits=options.accept_edits,
-        lock_wait_s=options.wait_s,
-        allow_empty=options.allow_empty,
-        strict=options.strict,
+        **dataclasses.asdict(options),
         on_file=on_file,
         progress=progress,
         workers=config.workers,
@@ -255,7 +252,12 @@ def run(
         target, owned = _open(connection, settings=settings), True
     config = load(connection, workers=workers, write_batch_chunks=write_batch_chunks)
     options = RunOptions(
-        full=full, dry_run=dry_run, accept_edits=accept_edits, wait_s=wait_s, allow_empty=allow_empty, strict=strict
+        full=full,
+        dry_run=dry_run,
+        accept_edits=accept_edits,
+        lock_wait_s=wait_s,
+        allow_empty=allow_empty,
+        strict=strict,
     )
     try:
         return run_pipeline(corpus, target, settings, chunking, config, options)

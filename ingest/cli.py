@@ -219,7 +219,7 @@ def run(
 ) -> None:
     """Validate, chunk and write to the store: only what changed; what left the folder is deleted."""
     options = RunOptions(
-        full=full, dry_run=dry_run, accept_edits=accept_edits, wait_s=wait, allow_empty=allow_empty, strict=strict
+        full=full, dry_run=dry_run, accept_edits=accept_edits, lock_wait_s=wait, allow_empty=allow_empty, strict=strict
     )
     with store_command(flags, report.as_json) as (config, connection):
         corpus = corpus_dir(corpus)
