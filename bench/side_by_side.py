@@ -125,7 +125,6 @@ def last_json(output: str) -> dict:
 
 def argv_for(tool: str, corpus: Path, url: str, prefix: str, state: Path, competitor_python: str | None) -> list[str]:
     if tool == "ingest":
-        # one JSON document on stdout; exit 1 = some documents refused, the rest went in (a complete run)
         return [str(INGEST), "run", str(corpus), "--store", url, "--index-prefix", prefix, "--json"]
     assert competitor_python
     script = ROOT / "bench" / "competitors" / COMPETITORS[tool][0]
@@ -139,11 +138,14 @@ def one_round(tool: str, corpus: Path, url: str, prefix: str, work: Path, compet
     argv = argv_for(tool, corpus, url, prefix, state, competitor_python)
     out: dict = {}
     try:
-        first, text = run_child(argv, env=env, ok_codes=(0, 1))
+        # ingest: exit 1 = some documents refused, the rest went in (a complete run); a competitor's
+        # exit 1 is a traceback
+        ok_codes = (0, 1) if tool == "ingest" else (0,)
+        first, text = run_child(argv, env=env, ok_codes=ok_codes)
         out["first"] = first
         out["first_report"] = last_json(text) if tool != "ingest" else {}
         out["chunks_first"] = count_chunks(url, tool, prefix)
-        again, text = run_child(argv, env=env, ok_codes=(0, 1))
+        again, text = run_child(argv, env=env, ok_codes=ok_codes)
         out["again"] = again
         out["again_report"] = last_json(text) if tool != "ingest" else {}
         out["chunks_again"] = count_chunks(url, tool, prefix)

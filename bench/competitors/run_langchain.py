@@ -51,6 +51,11 @@ def main() -> None:
                 errors.append(f"{path.name}: {exc}"[:200])
                 continue
             for doc in splitter.split_documents(docs):
+                if fmt == "pdf":
+                    # PyPDFLoader copies the PDF's info dictionary; Elasticsearch's dynamic mapping makes
+                    # `creationdate` a date from the first file and then refuses "Feb. 2003" (TeX Live):
+                    # keep what a user would keep instead of mapping every info field by hand.
+                    doc.metadata = {k: v for k, v in doc.metadata.items() if k in ("page", "total_pages", "title")}
                 doc.metadata["source"] = str(path)
                 yield doc
 
