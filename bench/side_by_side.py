@@ -92,18 +92,36 @@ def available(competitor_python: str | None, tools: list[str]) -> tuple[list[str
             continue
         probe = subprocess.run([competitor_python, "-c", COMPETITORS[tool][1]], capture_output=True, text=True)
         if probe.returncode:
-            skipped[tool] = probe.stderr.strip().splitlines()[-1] if probe.stderr.strip() else f"exit {probe.returncode}"
+            skipped[tool] = (
+                probe.stderr.strip().splitlines()[-1] if probe.stderr.strip() else f"exit {probe.returncode}"
+            )
         else:
             usable.append(tool)
     return usable, skipped
 
 
 def competitor_versions(competitor_python: str) -> dict[str, str]:
-    names = ["langchain", "langchain-core", "langchain-community", "langchain-elasticsearch", "langchain-text-splitters",
-             "llama-index-core", "llama-index-vector-stores-elasticsearch", "llama-index-readers-file", "haystack-ai",
-             "elasticsearch-haystack", "elasticsearch", "pypdf", "beautifulsoup4", "trafilatura", "markdown-it-py"]
-    code = ("import json, importlib.metadata as m\nout = {}\nfor n in %r:\n    try: out[n] = m.version(n)\n"
-            "    except m.PackageNotFoundError: pass\nprint(json.dumps(out))" % names)
+    names = [
+        "langchain",
+        "langchain-core",
+        "langchain-community",
+        "langchain-elasticsearch",
+        "langchain-text-splitters",
+        "llama-index-core",
+        "llama-index-vector-stores-elasticsearch",
+        "llama-index-readers-file",
+        "haystack-ai",
+        "elasticsearch-haystack",
+        "elasticsearch",
+        "pypdf",
+        "beautifulsoup4",
+        "trafilatura",
+        "markdown-it-py",
+    ]
+    code = (
+        f"import json, importlib.metadata as m\nout = {{}}\nfor n in {names!r}:\n    try: out[n] = m.version(n)\n"
+        "    except m.PackageNotFoundError: pass\nprint(json.dumps(out))"
+    )
     done = subprocess.run([competitor_python, "-c", code], capture_output=True, text=True)
     return json.loads(done.stdout) if done.returncode == 0 else {}
 
@@ -128,13 +146,26 @@ def argv_for(tool: str, corpus: Path, url: str, prefix: str, state: Path, compet
         return [str(INGEST), "run", str(corpus), "--store", url, "--index-prefix", prefix, "--json"]
     assert competitor_python
     script = ROOT / "bench" / "competitors" / COMPETITORS[tool][0]
-    return [competitor_python, str(script), "--corpus", str(corpus), "--url", url, "--index", prefix, "--state", str(state)]
+    return [
+        competitor_python,
+        str(script),
+        "--corpus",
+        str(corpus),
+        "--url",
+        url,
+        "--index",
+        prefix,
+        "--state",
+        str(state),
+    ]
 
 
 def one_round(tool: str, corpus: Path, url: str, prefix: str, work: Path, competitor_python: str | None) -> dict:
     state = work / f"{prefix}-state"
     state.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, HAYSTACK_TELEMETRY_ENABLED="False", ANONYMIZED_TELEMETRY="False", TOKENIZERS_PARALLELISM="false")
+    env = dict(
+        os.environ, HAYSTACK_TELEMETRY_ENABLED="False", ANONYMIZED_TELEMETRY="False", TOKENIZERS_PARALLELISM="false"
+    )
     argv = argv_for(tool, corpus, url, prefix, state, competitor_python)
     out: dict = {}
     try:
@@ -176,11 +207,20 @@ def bench_corpus(name: str, corpus: Path, args, tools: list[str], work: Path) ->
                 results[tool].append({"error": str(exc)[-500:]})
             done = results[tool][-1]
             if "again" in done:
-                print(f"  {tool:10s} round {r}: first {done['first'].wall_s:7.1f} s (cpu {done['first'].cpu_s:6.1f}), "
-                      f"re-run {done['again'].wall_s:6.1f} s (cpu {done['again'].cpu_s:5.1f}), "
-                      f"{done['chunks_first']:,} chunks; load {os.getloadavg()[0]:.1f}; {time.perf_counter() - started:.0f} s",
-                      file=sys.stderr)
-    summary: dict = {"files": len(files), "mb": round(mb, 1), "load_before": load_before, "load_after": os.getloadavg(), "tools": {}}
+                print(
+                    f"  {tool:10s} round {r}: first {done['first'].wall_s:7.1f} s (cpu {done['first'].cpu_s:6.1f}), "
+                    f"re-run {done['again'].wall_s:6.1f} s (cpu {done['again'].cpu_s:5.1f}), "
+                    f"{done['chunks_first']:,} chunks; load {os.getloadavg()[0]:.1f}; "
+                    f"{time.perf_counter() - started:.0f} s",
+                    file=sys.stderr,
+                )
+    summary: dict = {
+        "files": len(files),
+        "mb": round(mb, 1),
+        "load_before": load_before,
+        "load_after": os.getloadavg(),
+        "tools": {},
+    }
     for tool in tools:
         ok = [x for x in results[tool] if "again" in x]
         if not ok:
@@ -190,11 +230,15 @@ def bench_corpus(name: str, corpus: Path, args, tools: list[str], work: Path) ->
         agains = [x["again"] for x in ok]
         summary["tools"][tool] = {
             "rounds": len(ok),
-            "first_s": round(median(firsts, "wall_s"), 2), "first_cpu_s": round(median(firsts, "cpu_s"), 2),
-            "again_s": round(median(agains, "wall_s"), 2), "again_cpu_s": round(median(agains, "cpu_s"), 2),
+            "first_s": round(median(firsts, "wall_s"), 2),
+            "first_cpu_s": round(median(firsts, "cpu_s"), 2),
+            "again_s": round(median(agains, "wall_s"), 2),
+            "again_cpu_s": round(median(agains, "cpu_s"), 2),
             "first_peak_rss_mib": round(median(firsts, "peak_rss_mib")),
-            "chunks": ok[-1]["chunks_first"], "chunks_after_rerun": ok[-1]["chunks_again"],
-            "first_report": ok[-1]["first_report"], "again_report": ok[-1]["again_report"],
+            "chunks": ok[-1]["chunks_first"],
+            "chunks_after_rerun": ok[-1]["chunks_again"],
+            "first_report": ok[-1]["first_report"],
+            "again_report": ok[-1]["again_report"],
         }
     base = summary["tools"].get("ingest", {})
     for tool, s in summary["tools"].items():
@@ -218,18 +262,30 @@ def print_tables(summaries: dict, tools: list[str], file=sys.stdout) -> None:
                 if key not in t:
                     cells.append(f"failed: {t.get('error', 'skipped')[:80]}")
                     continue
-                ratio = "" if tool == "ingest" else f" [{t[key] / s['tools']['ingest'][key]:.1f}×]" if key in s["tools"].get("ingest", {}) else ""
+                ratio = (
+                    ""
+                    if tool == "ingest"
+                    else f" [{t[key] / s['tools']['ingest'][key]:.1f}×]"
+                    if key in s["tools"].get("ingest", {})
+                    else ""
+                )
                 cells.append(f"{t[key]:.1f} s ({t[cpu]:.1f}){ratio}")
             print("| " + " | ".join(cells) + " |", file=file)
     print("\nchunks in the index after the first build / after the re-run; load average before → after", file=file)
     for name, s in summaries.items():
-        parts = [f"{tool} {t['chunks']:,}/{t['chunks_after_rerun']:,}" for tool, t in s["tools"].items() if "chunks" in t]
-        print(f"  {name}: " + ", ".join(parts) + f"; load {s['load_before'][0]:.1f} → {s['load_after'][0]:.1f}", file=file)
+        parts = [
+            f"{tool} {t['chunks']:,}/{t['chunks_after_rerun']:,}" for tool, t in s["tools"].items() if "chunks" in t
+        ]
+        print(
+            f"  {name}: " + ", ".join(parts) + f"; load {s['load_before'][0]:.1f} → {s['load_after'][0]:.1f}", file=file
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sample", type=int, default=0, metavar="N", help="the sample corpus replicated N times under new doc_ids")
+    parser.add_argument(
+        "--sample", type=int, default=0, metavar="N", help="the sample corpus replicated N times under new doc_ids"
+    )
     parser.add_argument("--sample-corpus", type=Path, default=ROOT / "corpus")
     parser.add_argument("--corpus", type=Path, action="append", default=[], help="any corpus folder (repeatable)")
     parser.add_argument("--store", default="http://127.0.0.1:9200", help="one Elasticsearch node (default %(default)s)")
@@ -264,7 +320,8 @@ def main() -> None:
             print_tables({name: summaries[name]}, tools, file=sys.stderr)  # partial results as they come
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"\n{ingest_version()}; competitors: {json.dumps(competitor_versions(args.competitor_python)) if args.competitor_python else '-'}")
+    versions = competitor_versions(args.competitor_python) if args.competitor_python else {}
+    print(f"\n{ingest_version()}; competitors: {json.dumps(versions) if versions else '-'}")
     print(f"skipped: {skipped or 'none'}; {os.cpu_count()} CPUs; median of {args.repeat}")
     print_tables(summaries, tools)
     if args.json:

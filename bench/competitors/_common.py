@@ -36,7 +36,9 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--corpus", type=Path, required=True)
     parser.add_argument("--url", required=True)
     parser.add_argument("--index", required=True, help="Elasticsearch index name (lower case)")
-    parser.add_argument("--state", type=Path, required=True, help="folder for the tool's own state (record manager, docstore)")
+    parser.add_argument(
+        "--state", type=Path, required=True, help="folder for the tool's own state (record manager, docstore)"
+    )
     return parser.parse_args()
 
 

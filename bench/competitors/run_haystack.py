@@ -57,7 +57,7 @@ def main() -> None:
     batch = 200
     formats = [(fmt, p) for fmt, paths in by_format.items() for p in paths]
     for start in range(0, len(formats), batch):
-        part = formats[start:start + batch]
+        part = formats[start : start + batch]
         inputs = {fmt: {"sources": [p for f, p in part if f == fmt]} for fmt in by_format}
         result = pipe.run(inputs)
         written += result["write"]["documents_written"]

@@ -29,8 +29,9 @@ def main() -> None:
     # A client of our own: given es_url, LangChain calls `GET /` first, which the local test node lacks.
     from elasticsearch import Elasticsearch
 
-    store = ElasticsearchStore(index_name=args.index, client=Elasticsearch(args.url, request_timeout=120),
-                               strategy=BM25Strategy())
+    store = ElasticsearchStore(
+        index_name=args.index, client=Elasticsearch(args.url, request_timeout=120), strategy=BM25Strategy()
+    )
     records = SQLRecordManager(f"elasticsearch/{args.index}", db_url=f"sqlite:///{args.state / 'records.sqlite'}")
     records.create_schema()
     splitter = RecursiveCharacterTextSplitter(chunk_size=CHUNK_CHARS, chunk_overlap=0)

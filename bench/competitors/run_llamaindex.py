@@ -7,7 +7,8 @@ Splitter: SentenceSplitter, 256 tokens (~200 words), no overlap.
 Incremental: a SimpleDocumentStore persisted in --state with the pipeline's default strategy for a
 docstore + vector store (DocstoreStrategy.UPSERTS): an unchanged document's hash matches, so it is
 neither split nor written again. The pipeline passes the vector store only nodes that have an
-embedding, so the runner adds the nodes the pipeline returned itself. Vector store: ElasticsearchStore with the BM25 retrieval strategy
+embedding, so the runner adds the nodes the pipeline returned itself.
+Vector store: ElasticsearchStore with the BM25 retrieval strategy
 (no embeddings computed or stored).
 """
 
@@ -39,18 +40,26 @@ def main() -> None:
     # A client of our own: given es_url, the integration calls `GET /` first, which the local test node lacks.
     from elasticsearch import AsyncElasticsearch
 
-    store = ElasticsearchStore(index_name=args.index, es_client=AsyncElasticsearch(args.url, request_timeout=120), **kwargs)
+    store = ElasticsearchStore(
+        index_name=args.index, es_client=AsyncElasticsearch(args.url, request_timeout=120), **kwargs
+    )
 
     files = corpus_files(args.corpus)
-    reader = SimpleDirectoryReader(input_files=[str(p) for p in files], filename_as_id=True,
-                                   file_extractor={".html": HTMLTagReader(tag="body"), ".htm": HTMLTagReader(tag="body")},
-                                   raise_on_error=False)
+    reader = SimpleDirectoryReader(
+        input_files=[str(p) for p in files],
+        filename_as_id=True,
+        file_extractor={".html": HTMLTagReader(tag="body"), ".htm": HTMLTagReader(tag="body")},
+        raise_on_error=False,
+    )
     documents = reader.load_data(show_progress=False)
 
     persist = args.state / "pipeline"
-    pipeline = IngestionPipeline(transformations=[SentenceSplitter(chunk_size=CHUNK_TOKENS, chunk_overlap=0)],
-                                 docstore=SimpleDocumentStore(), vector_store=store,
-                                 docstore_strategy=DocstoreStrategy.UPSERTS)
+    pipeline = IngestionPipeline(
+        transformations=[SentenceSplitter(chunk_size=CHUNK_TOKENS, chunk_overlap=0)],
+        docstore=SimpleDocumentStore(),
+        vector_store=store,
+        docstore_strategy=DocstoreStrategy.UPSERTS,
+    )
     if persist.exists():
         pipeline.load(str(persist))
     nodes = pipeline.run(documents=documents, show_progress=False)
@@ -59,8 +68,14 @@ def main() -> None:
     if nodes:
         store.add(nodes)
     pipeline.persist(str(persist))
-    report("llamaindex", started, documents=len(documents), nodes_written=len(nodes),
-           strategy=type(strategy).__name__ if strategy is not None else "default (dense vectors)", **failed_loads([]))
+    report(
+        "llamaindex",
+        started,
+        documents=len(documents),
+        nodes_written=len(nodes),
+        strategy=type(strategy).__name__ if strategy is not None else "default (dense vectors)",
+        **failed_loads([]),
+    )
 
 
 if __name__ == "__main__":
