@@ -150,6 +150,7 @@ def run_killing_a_node(es, corpus: Path, prefix: str, *extra: str) -> tuple[subp
                     searches["errors"].append(str(exc)[:200])
         client.close()
 
+    started = time.monotonic()
     proc = subprocess.Popen([INGEST, "run", str(corpus), "--store", CLUSTER_URL, "--index-prefix", prefix, "--json", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     searcher = threading.Thread(target=search_loop, daemon=True)
@@ -171,6 +172,7 @@ def run_killing_a_node(es, corpus: Path, prefix: str, *extra: str) -> tuple[subp
         restart_killed_nodes(es)
         pytest.fail(f"`ingest run` still running {RUN_TIMEOUT_S} s after {name} was killed (red indices: {red}; "
                     f"a shard without a replica on the lost node); output:\n{out[-1000:]}\n{err[-1000:]}", pytrace=False)
+    searches["run_s"] = round(time.monotonic() - started, 1)
     # A few more searches with the node gone, after the run.
     time.sleep(2)
     stop.set()
@@ -186,6 +188,10 @@ def clean_reference(tmp_path: Path, corpus: Path) -> dict:
 
 def check_nothing_lost(es, corpus: Path, prefix: str, reference: dict, searches: dict, run, killed: str) -> None:
     restart_killed_nodes(es)
+    # What happened, for the README's measured outcome (shown by `pytest -rA`).
+    print(f"killed {killed}; run exit {run.returncode} after {searches['run_s']} s; searches answered "
+          f"{searches['answered']}, failed {searches['failed']}, shard failures {searches['shard_failures']}; "
+          f"reference {reference}")
     assert run.returncode == 0, f"the run with {killed} killed did not complete (exit {run.returncode}):\n{run.stdout[-1500:]}\n{run.stderr[-1500:]}"
     verified = cli("verify", str(corpus), "--store", CLUSTER_URL, "--index-prefix", prefix, "--json", check=False)
     assert verified.returncode == 0, f"verify after losing {killed}:\n{verified.stdout[-2000:]}"
