@@ -237,7 +237,10 @@ def run(
         write_junit(report.junit_file, junit.run_suite(result))
         data = result.to_json()
         if strict_refused:
-            data["strict"] = "refused: documents rejected, nothing written but withdrawals"
+            withdrawn = data["documents"]["removed"]
+            data["strict"] = "refused: documents rejected, nothing written" + (
+                f" but {withdrawn} withdrawn version(s)" if withdrawn else ""
+            )
         if report.as_json:
             emit_json(data)
         else:

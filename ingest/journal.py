@@ -14,6 +14,7 @@ from ingest.store.base import Store
 JOURNAL = "journal"  # meta key: what a run is about to write or delete (JSON), "" when nothing is pending
 
 
+TOMBSTONES = "withdrawn"  # meta key: {doc_id@version: sha256} of versions withdrawn while their file stays (JSON)
 SCAN_MEMO = "scan_memo"  # meta key: what the last run saw of the folder (see corpus.ScanMemo)
 
 
@@ -133,3 +134,16 @@ def _meta_of(record: DocumentRecord) -> DocumentMeta:
         superseded_by=record.superseded_by,
         tags=tuple(record.tags),
     )
+
+
+def read_tombstones(meta: Mapping[str, str]) -> dict[str, str]:
+    """Versions an earlier run withdrew, with the sha256 of the bytes they were indexed from."""
+    try:
+        found = json.loads(meta.get(TOMBSTONES) or "{}")
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+def tombstones_json(tombstones: Mapping[str, str]) -> str:
+    return json.dumps(dict(sorted(tombstones.items())), separators=(",", ":"))

@@ -26,7 +26,7 @@ from pathlib import Path
 from ingest.corpus import PARSER_TIMEOUT_S, CorpusError, CorpusScan, FolderAhead, scan_corpus
 from ingest.journal import JOURNAL as JOURNAL
 from ingest.journal import SCAN_MEMO as SCAN_MEMO
-from ingest.journal import _Journal
+from ingest.journal import TOMBSTONES, _Journal, read_tombstones, tombstones_json
 from ingest.journal import read_journal as read_journal
 from ingest.journal import repair as repair
 from ingest.journal import scan_memo as scan_memo
@@ -197,7 +197,15 @@ def _dry_run(store: Store, job: _Job) -> RunResult:
     full = job.full or bool(rebuild_reason)
     early = _EarlyWriter(None, {} if full else {r.key: r for r in stored}, job.chunking, 1, None)
     scan = _scan(job, stored, meta, full, early)
-    plan = plan_sync(scan, stored, job.chunking, full=full, accept_edits=job.accept_edits, early=early)
+    plan = plan_sync(
+        scan,
+        stored,
+        job.chunking,
+        full=full,
+        accept_edits=job.accept_edits,
+        early=early,
+        tombstones=read_tombstones(meta),
+    )
     _give_reason(plan, rebuild_reason)
     result = RunResult(store.name, plan, scan.seen, dry_run=True, defaulted_access=scan.defaulted_access)
     result.written = sum(i.write for i in plan.items)
@@ -226,7 +234,9 @@ def _locked_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
         stored_by_key = {r.key: r for r in stored}
         early = _EarlyWriter(store, stored_by_key, job.chunking, job.batch_chunks, journal)
         scan = _scan(job, stored, meta, False, early, ahead)
-        plan = plan_sync(scan, stored, job.chunking, accept_edits=job.accept_edits, early=early)
+        plan = plan_sync(
+            scan, stored, job.chunking, accept_edits=job.accept_edits, early=early, tombstones=read_tombstones(meta)
+        )
         result = RunResult(store.name, plan, scan.seen, repaired=repaired, defaulted_access=scan.defaulted_access)
         result.written, result.errors = early.written, list(early.errors)
         steps = len(plan.to_write) + len(plan.to_remove)
@@ -235,7 +245,12 @@ def _locked_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
         _write_plan(store, plan, fingerprint, result, tick, job.batch_chunks, journal=journal, refused=early.refused)
         result.total = _total_after(stored, plan)
         _release_written(plan, result)
-    updates = {**_meta(job.settings, job.chunking, store.analysis), JOURNAL: "", SCAN_MEMO: _memo_json(scan, result)}
+    updates = {
+        **_meta(job.settings, job.chunking, store.analysis),
+        JOURNAL: "",
+        SCAN_MEMO: _memo_json(scan, result),
+        TOMBSTONES: tombstones_json(result.plan.tombstones),
+    }
     current = store.get_meta() if job.full or rebuild_reason else meta
     if any(current.get(k) != v for k, v in updates.items() if k != "built_at"):
         store.set_meta(updates)
@@ -276,6 +291,7 @@ def _strict_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
         folders=plan.folders,
         held=set(),
         withdrawn=set(safety),
+        tombstones={**plan.tombstones, **{key: old.source_sha256 for key, old in safety.items()}},
     )
     result = RunResult(store.name, refused, planned.seen, defaulted_access=planned.defaulted_access)
     result.strict_refused = True
@@ -284,7 +300,7 @@ def _strict_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
         journal = _Journal(store)
         tick = _ticker(job.progress, len(safety))
         _write_plan(store, refused, settings_fingerprint(job.chunking), result, tick, job.batch_chunks, journal=journal)
-        store.set_meta({JOURNAL: ""})
+        store.set_meta({JOURNAL: "", TOMBSTONES: tombstones_json(refused.tombstones)})
     result.total = _total_after(stored, refused)
     return result
 
@@ -309,7 +325,7 @@ def _full_run(
     with store.full_rebuild() as fresh:
         early = _EarlyWriter(fresh, {}, job.chunking, job.batch_chunks, None)
         scan = _scan(job, stored, meta, True, early)
-        plan = plan_sync(scan, [], job.chunking, full=True, early=early)
+        plan = plan_sync(scan, [], job.chunking, full=True, early=early, tombstones=read_tombstones(meta))
         _give_reason(plan, rebuild_reason)
         result = RunResult(store.name, plan, scan.seen, defaulted_access=scan.defaulted_access)
         result.written, result.errors = early.written, list(early.errors)

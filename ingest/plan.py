@@ -103,6 +103,9 @@ class Plan:
     present: set[str] = field(default_factory=set)  # doc_id@version of every valid document in the folder
     # versions withdrawn because the folder now limits who may read them or when (see _withdraw)
     withdrawn: set[str] = field(default_factory=set)
+    # withdrawn versions (doc_id@version -> sha256 of the bytes they were indexed from): their file may
+    # come back as "new" only with those bytes, a new version, or --accept-edits (stored in the meta)
+    tombstones: dict[str, str] = field(default_factory=dict)
 
     def count(self, action: Action) -> int:
         return sum(1 for item in self.items if item.action == action)
@@ -180,6 +183,7 @@ def plan_sync(
     full: bool = False,
     accept_edits: bool = False,
     early: _EarlyWriter | None = None,
+    tombstones: Mapping[str, str] | None = None,
 ) -> Plan:
     """Compare the folder with the store's records; decides, writes nothing (but deletes again
     the chunks ``early`` wrote during the scan for documents it does not take).
@@ -190,12 +194,44 @@ def plan_sync(
     plan = Plan(problems=list(scan.problems), folders=frozenset(scan.unreadable_folders))
     # doc_ids with a version in the folder that could not be taken: their stored versions stay
     plan.held = {p.doc_id for p in scan.rejected if p.doc_id}
+    # A version withdrawn by an earlier run stays withdrawn while its file is in the folder: not taken
+    # as "new" with other bytes (that would let an edit without a version bump in through the back door).
+    in_folder = {doc.meta.key for doc in scan.documents} | {r.key for r in scan.rejected_files if r.key}
+    plan.tombstones = {key: sha for key, sha in (tombstones or {}).items() if key in in_folder}
     for doc in scan.documents:
-        _plan_document(plan, doc, stored_by_key.get(doc.meta.key), scan.root, chunking, accept_edits, early)
+        old = stored_by_key.get(doc.meta.key)
+        if old is None and _edited_after_withdrawal(plan, doc, accept_edits):
+            continue
+        _plan_document(plan, doc, old, scan.root, chunking, accept_edits, early)
     if early is not None:
         early.undo_rejected()
     _plan_removals(plan, scan, stored_by_key)
     return plan
+
+
+def _edited_after_withdrawal(plan: Plan, doc: ScannedDocument, accept_edits: bool) -> bool:
+    """A withdrawn version's file with other bytes and no --accept-edits: refused as any edit without a
+    version bump is (and it stays withdrawn); with its old bytes, or --accept-edits, it is indexed."""
+    key = doc.meta.key
+    withdrawn_sha = plan.tombstones.get(key)
+    if withdrawn_sha is None:
+        return False
+    if withdrawn_sha == doc.sha256 or accept_edits:
+        del plan.tombstones[key]
+        return False
+    plan.problems.append(
+        DocumentProblems(
+            doc.source,
+            doc.meta.doc_id,
+            (
+                f"{doc.source}: version: content changed but version {doc.meta.version!r} did not (the withdrawn "
+                f"version had sha256 {withdrawn_sha[:12]}…, file has {doc.sha256[:12]}…); bump the version, or "
+                "pass --accept-edits to replace it deliberately",
+            ),
+        )
+    )
+    plan.items.append(PlannedDocument("rejected", key, doc.source, "content changed, version did not (withdrawn)"))
+    return True
 
 
 def _changes(doc: ScannedDocument, old: DocumentRecord, fingerprint: str) -> tuple[Action, list[str]]:
@@ -240,13 +276,15 @@ def _withdraw_if_visibility_changed(plan: Plan, doc: ScannedDocument, old: Docum
     fields = ", ".join(f"{f} {getattr(old, f)!r} → {getattr(now, f)!r}" for f in changed)
     message = (
         f"{doc.source}: {fields} in the folder: the stored version {old.version} is withdrawn (never kept "
-        "readable under its old access or dates); the next run indexes the file as it now is"
+        "readable under its old access or dates); it stays out until the file has a new version, its indexed "
+        "bytes again, or a run passes --accept-edits"
     )
     last = plan.problems.pop()  # the refusal just reported for this file: one record, both reasons
     plan.problems.append(replace(last, problems=(*last.problems, message)))
     plan.items.append(PlannedDocument("removed", old.key, old.source, f"withdrawn: {fields}", delete=old.chunk_count))
     plan.to_remove.append(old)
     plan.withdrawn.add(old.key)
+    plan.tombstones[old.key] = old.source_sha256
 
 
 def _plan_document(
@@ -321,6 +359,7 @@ def _withdraw_rejected(plan: Plan, old: DocumentRecord, why: str) -> None:
     plan.items.append(PlannedDocument("removed", old.key, old.source, f"withdrawn: {why}", delete=old.chunk_count))
     plan.to_remove.append(old)
     plan.withdrawn.add(old.key)
+    plan.tombstones[old.key] = old.source_sha256
 
 
 def _plan_removals(plan: Plan, scan: CorpusScan, stored_by_key: Mapping[str, DocumentRecord]) -> None:

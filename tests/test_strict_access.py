@@ -123,3 +123,25 @@ def test_a_rejected_file_that_still_declares_the_stored_visibility_keeps_it(tmp_
     assert done.returncode == 1
     assert json.loads(done.stdout)["documents"]["removed"] == 0
     assert public_hits(corpus, store_args, "zebracorn") == {"pub-doc"}
+
+
+def test_a_withdrawn_edit_stays_out_until_a_version_bump_or_accept_edits(tmp_path, store_args):
+    """Withdrawing an edited version must not let its edit in as "new" on the next run (new-user pass:
+    the guard against edits without a version bump was bypassed)."""
+    corpus = tmp_path / "corpus"
+    doc = write_doc(corpus, "pub.md", "pub-doc", salt="zebracorn")
+    assert ingest("run", str(corpus), "--quiet", *store_args).returncode == 0
+    edited = doc.read_text(encoding="utf-8").replace("zebracorn", "quagga").replace(
+        "access: public", "access: public\neffective_to: 2031-01-01"
+    )
+    doc.write_text(edited, encoding="utf-8")
+
+    for _ in range(2):  # the withdrawal, then a run that must not take the edit as a new document
+        done = ingest("run", str(corpus), "--json", *store_args)
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert json.loads(done.stdout)["documents"]["indexed"] == 0
+        assert public_hits(corpus, store_args, "quagga") == set()
+
+    done = ingest("run", str(corpus), "--accept-edits", "--json", *store_args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert public_hits(corpus, store_args, "quagga") == {"pub-doc"}
