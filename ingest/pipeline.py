@@ -205,6 +205,7 @@ def _dry_run(store: Store, job: _Job) -> RunResult:
         accept_edits=job.accept_edits,
         early=early,
         tombstones=read_tombstones(meta),
+        stored_chunks=None if full else lambda old: store.document_chunks(old.doc_id, old.version),
     )
     _give_reason(plan, rebuild_reason)
     result = RunResult(store.name, plan, scan.seen, dry_run=True, defaulted_access=scan.defaulted_access)
@@ -235,7 +236,13 @@ def _locked_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
         early = _EarlyWriter(store, stored_by_key, job.chunking, job.batch_chunks, journal)
         scan = _scan(job, stored, meta, False, early, ahead)
         plan = plan_sync(
-            scan, stored, job.chunking, accept_edits=job.accept_edits, early=early, tombstones=read_tombstones(meta)
+            scan,
+            stored,
+            job.chunking,
+            accept_edits=job.accept_edits,
+            early=early,
+            tombstones=read_tombstones(meta),
+            stored_chunks=lambda old: store.document_chunks(old.doc_id, old.version),
         )
         result = RunResult(store.name, plan, scan.seen, repaired=repaired, defaulted_access=scan.defaulted_access)
         result.written, result.errors = early.written, list(early.errors)

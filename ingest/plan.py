@@ -184,6 +184,7 @@ def plan_sync(
     accept_edits: bool = False,
     early: _EarlyWriter | None = None,
     tombstones: Mapping[str, str] | None = None,
+    stored_chunks: Callable[[DocumentRecord], list[Chunk]] | None = None,
 ) -> Plan:
     """Compare the folder with the store's records; decides, writes nothing (but deletes again
     the chunks ``early`` wrote during the scan for documents it does not take).
@@ -202,7 +203,14 @@ def plan_sync(
         old = stored_by_key.get(doc.meta.key)
         if old is None and _edited_after_withdrawal(plan, doc, accept_edits):
             continue
-        _plan_document(plan, doc, old, scan.root, chunking, accept_edits, early)
+        metadata_only = (
+            old is not None
+            and old.source_sha256 != doc.sha256
+            and not accept_edits
+            and stored_chunks is not None
+            and _same_text(doc, old, scan.root, chunking, stored_chunks)
+        )
+        _plan_document(plan, doc, old, scan.root, chunking, accept_edits or metadata_only, early, metadata_only)
     if early is not None:
         early.undo_rejected()
     _plan_removals(plan, scan, stored_by_key)
@@ -253,6 +261,28 @@ def _changes(doc: ScannedDocument, old: DocumentRecord, fingerprint: str) -> tup
 
 
 EDITED = "content edited without a version bump (--accept-edits)"
+METADATA_EDITED = "the file's metadata edited, its text unchanged"
+
+
+def _same_text(
+    doc: ScannedDocument,
+    old: DocumentRecord,
+    root: Path,
+    chunking: ChunkSettings,
+    stored_chunks: Callable[[DocumentRecord], list[Chunk]],
+) -> bool:
+    """Whether a file whose bytes changed still gives the stored version's chunks, text for text: then
+    only its metadata (front matter, PDF information) was edited, and citations still hold."""
+    if old.settings_fingerprint != settings_fingerprint(chunking):
+        return False
+    try:
+        chunks = chunk_document(parsed_document(doc, root), chunking)
+    except (OSError, UnreadableFile, ChunkLimitExceeded):
+        return False
+    stored = sorted(stored_chunks(old), key=lambda chunk: chunk.position)
+    return [(c.chunk_id, c.text, c.heading_path) for c in chunks] == [
+        (c.chunk_id, c.text, c.heading_path) for c in stored
+    ]
 
 
 # Who may read a version, and when: the stored chunks must never stay readable by other roles or
@@ -295,9 +325,11 @@ def _plan_document(
     chunking: ChunkSettings,
     edits: bool,
     early: _EarlyWriter | None = None,
+    metadata_only: bool = False,
 ) -> None:
     """One valid document of the folder: unchanged, or chunked (unless ``early`` already did,
-    as the scan parsed it) and planned for writing."""
+    as the scan parsed it) and planned for writing. ``metadata_only``: its bytes changed but its
+    chunks' text did not (front matter or PDF information edited): a metadata change, not an edit."""
     key = doc.meta.key
     plan.present.add(key)
     if old is not None and old.source_sha256 != doc.sha256 and not edits:
@@ -319,7 +351,9 @@ def _plan_document(
     if action == "unchanged":
         plan.items.append(PlannedDocument("unchanged", key, doc.source))
         return
-    if EDITED in reasons:
+    if metadata_only:
+        reasons = [METADATA_EDITED if reason == EDITED else reason for reason in reasons]
+    elif EDITED in reasons:
         plan.overrides.append(f"{doc.source}: {key} replaced in place (--accept-edits)")
     try:
         chunks: list[Chunk] | WrittenChunks

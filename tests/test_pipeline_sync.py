@@ -428,7 +428,8 @@ def test_access_tightened_in_an_edited_file_without_a_version_bump_withdraws_the
         public_before = {h.chunk.doc_id for h in store.search("section", ["public"], None, role="public", top=50)}
         assert "doc-0" in public_before
         path = corpus / "documents/folder0/doc0.md"
-        path.write_text(path.read_text(encoding="utf-8").replace("access: public", "access: staff"), encoding="utf-8")
+        edited = path.read_text(encoding="utf-8").replace("access: public", "access: staff")
+        path.write_text(edited.replace(" covers ", " includes "), encoding="utf-8")  # and the text changes
         result = run(corpus, store)
         data = result.to_json()
         assert not result.ok and data["documents"]["rejected"] == 1 and data["documents"]["removed"] == 1
@@ -466,3 +467,23 @@ def test_a_rejected_old_version_does_not_keep_a_replaced_version_readable(tmp_pa
         v2.write_text(v2.read_text(encoding="utf-8").replace('version: "3"', 'version: "2"')
                       .replace("access: staff", "access: public"), encoding="utf-8")
         target = type(target)(target.url.replace("index.sqlite", "index-full.sqlite"), (target.prefix or "") + "-full" if target.prefix else None)
+
+
+def test_an_edit_of_the_metadata_alone_is_a_metadata_change_not_a_refused_edit(corpus, target):
+    """Retiring a version by editing its front matter (status, superseded_by, effective_to) or
+    narrowing its access there changes the file's bytes but not its text: the stored version is
+    rewritten with the new metadata, never refused or withdrawn (new-user pass: a one-run outage)."""
+    store = target.open(corpus)
+    try:
+        assert run(corpus, store).ok
+        path = corpus / "documents/folder0/doc0.md"
+        path.write_text(path.read_text(encoding="utf-8").replace("access: public", "access: staff"), encoding="utf-8")
+        result = run(corpus, store)
+        assert result.ok, result.to_json()
+        (item,) = [i for i in result.plan.items if i.key == "doc-0@1"]
+        assert item.action == "changed" and "metadata edited, its text unchanged" in item.reason
+        assert "doc-0" not in {h.chunk.doc_id for h in store.search("section", ["public"], None, role="public", top=50)}
+        staff = store.search("section", ["public", "partner", "staff"], None, role="staff", top=50)
+        assert "doc-0" in {h.chunk.doc_id for h in staff}
+    finally:
+        store.close()

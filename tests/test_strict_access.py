@@ -67,7 +67,8 @@ def test_a_refused_strict_run_withdraws_a_tightened_document(tmp_path, store_arg
     assert public_hits(corpus, store_args, "zebracorn") == {"pub-doc"}
 
     if where == "front matter":  # an edit without a version bump is refused, and tightens access
-        doc.write_text(doc.read_text(encoding="utf-8").replace("access: public", "access: staff"), encoding="utf-8")
+        edited = doc.read_text(encoding="utf-8").replace("access: public", "access: staff")
+        doc.write_text(edited.replace(" covers ", " includes "), encoding="utf-8")
     else:  # valid, but not written under --strict because another document is rejected
         (corpus / "inventory.yaml").write_text("pub.md:\n  access: staff\n", encoding="utf-8")
         (corpus / "documents" / "bad.md").write_text("---\ndoc_id: BAD\n---\nx\n", encoding="utf-8")
