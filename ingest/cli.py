@@ -451,7 +451,7 @@ def verify(
 @report_options
 def eval_(
     questions: Path = typer.Argument(..., help="questions.yaml"),
-    top: int = typer.Option(5, "--top", "-k", min=1, help="k for hit@k."),
+    top: int = typer.Option(5, "--top", "-k", min=1, max=1000, help="k for hit@k."),
     min_hit_at_k: float | None = typer.Option(
         None,
         "--min-hit-at-k",
