@@ -331,3 +331,37 @@ def test_line_end_hyphen_kept_where_the_hyphenated_word_is_used_elsewhere() -> N
     # "selfcontained" is nowhere in the document and "self-contained" is: the hyphen is the
     # word's; "regularly" is an ordinary word broken at the line end.
     assert doc.text == "The unit is self-contained; every self-contained unit is regularly tested."
+
+
+def _with_xmp_titles(*items: str) -> bytes:
+    from pypdf.generic import DecodedStreamObject, NameObject
+
+    writer = PdfWriter(clone_from=io.BytesIO(hand_made_pdf(b"BT /F1 12 Tf 72 700 Td (Minutes.) Tj ET")))
+    packet = (
+        '<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/">'
+        '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+        '<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        + "".join(f"<dc:title><rdf:Alt>{item}</rdf:Alt></dc:title>" for item in items)
+        + '</rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end="w"?>'
+    )
+    stream = DecodedStreamObject()
+    stream.set_data(packet.encode())
+    stream[NameObject("/Type")] = NameObject("/Metadata")
+    stream[NameObject("/Subtype")] = NameObject("/XML")
+    writer._root_object[NameObject("/Metadata")] = writer._add_object(stream)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def test_an_xmp_title_given_twice_in_one_language_keeps_both_values() -> None:
+    def title(*items: str) -> object:
+        return parse_bytes(_with_xmp_titles(*items), "x.pdf").metadata.get("title")
+
+    one = '<rdf:li xml:lang="x-default">Minutes</rdf:li>'
+    assert title(one) == "Minutes"
+    assert title(one + '<rdf:li xml:lang="de">Protokoll</rdf:li>') == "Minutes"  # languages are not repeats
+    # pypdf's dc_title keeps the last x-default silently; both go to the "given 2 times" problem
+    assert title(one + '<rdf:li xml:lang="x-default">Layoffs</rdf:li>') == ["Minutes", "Layoffs"]
+    assert title(one, '<rdf:li xml:lang="x-default">Layoffs</rdf:li>') == ["Minutes", "Layoffs"]
+    assert title(one, one) == "Minutes"  # the same value twice is one value

@@ -11,6 +11,7 @@ from typing import Any
 from pypdf import PdfReader
 from pypdf._utils import read_non_whitespace, skip_over_comment
 from pypdf.generic import BooleanObject, FloatObject, IndirectObject, NameObject, NumberObject, read_object
+from pypdf.xmp import DC_NAMESPACE, RDF_NAMESPACE
 
 from ingest.model import UnreadableFile
 
@@ -153,13 +154,29 @@ def _plain_value(value: Any) -> Any:
     return str(value)
 
 
-def _xmp_title(reader: PdfReader) -> str | None:
+def _xmp_title(reader: PdfReader) -> str | list[str] | None:
+    """dc:title from the XMP packet: its x-default entry, else its first. One language given twice
+    with different values (two x-default entries, or two dc:title elements) returns both, for the
+    "given 2 times" problem: pypdf's ``dc_title`` keeps the last silently."""
     try:
         xmp = reader.xmp_metadata
-        titles = xmp.dc_title if xmp is not None else None
+        if xmp is None:
+            return None
+        by_language: dict[str, list[str]] = {}
+        for element in xmp.get_element("", DC_NAMESPACE, "title"):
+            alternatives = element.getElementsByTagNameNS(RDF_NAMESPACE, "Alt")
+            items = [item for alt in alternatives for item in alt.getElementsByTagNameNS(RDF_NAMESPACE, "li")]
+            if alternatives:
+                pairs = [(item.getAttribute("xml:lang"), xmp._get_text(item)) for item in items]
+            else:
+                pairs = [("x-default", xmp._get_text(element))]
+            for language, text in pairs:
+                values = by_language.setdefault(language, [])
+                if text and text not in values:
+                    values.append(text)
     except Exception:  # noqa: BLE001 - malformed XMP is ignored
         return None
+    titles = by_language.get("x-default") or next((v for v in by_language.values() if v), None)
     if not titles:
         return None
-    title = titles.get("x-default") or next(iter(titles.values()), None)
-    return str(title) if title else None
+    return titles[0] if len(titles) == 1 else titles
