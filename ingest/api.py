@@ -56,18 +56,30 @@ def check_query(query: str) -> None:
         )
 
 
-def roles_of(store: Store) -> dict[str, tuple[str, ...]]:
+# As `ingest search --top`: Elasticsearch refuses pages past its result window (10,000) anyway.
+MAX_TOP = 1000
+
+
+def _underlying(store: Store | Index) -> Store:
+    # The documented functions take what open_store returns (an Index) as well as a bare Store.
+    return store.store if isinstance(store, Index) else store
+
+
+def roles_of(store: Store | Index) -> dict[str, tuple[str, ...]]:
     """role -> access labels: what the index was built with, else the default roles."""
     from ingest.pipeline import roles_from_meta
 
-    return roles_from_meta(store.get_meta(), Settings())
+    return roles_from_meta(_underlying(store).get_meta(), Settings())
 
 
-def labels_for_role(store: Store, role: str) -> tuple[str, ...]:
-    """The access labels ``role`` may read in this store; UnknownRole names the known roles."""
+def labels_for_role(store: Store | Index, role: str) -> tuple[str, ...]:
+    """The access labels ``role`` may read in ``store`` (an :class:`Index` from :func:`open_store`, or a
+    Store); UnknownRole names the known roles."""
     from ingest.pipeline import roles_from_meta
 
-    meta = store.get_meta()
+    if not isinstance(role, str):
+        raise TypeError(f"role must be a string, not {type(role).__name__}: {role!r}")
+    meta = _underlying(store).get_meta()
     roles = roles_from_meta(meta, Settings())
     if role not in roles:
         known = f"{'roles in this index' if 'roles' in meta else 'default roles'}: {', '.join(sorted(roles))}"
@@ -80,7 +92,13 @@ def as_of_date(value: AsOf) -> date | None:
     """``date`` as is; "today" (the default) → today; "any"/None → no date filter; "YYYY-MM-DD"."""
     if value is None or isinstance(value, date):
         return value
-    text = str(value).strip().lower()
+    if not isinstance(value, str):
+        # 20260101 is not a date: never guess which day a number means.
+        raise TypeError(
+            f"as_of must be a datetime.date, a 'YYYY-MM-DD' string, 'today', 'any' or None, "
+            f"not {type(value).__name__}: {value!r}"
+        )
+    text = value.strip().lower()
     if text == TODAY:
         return date.today()
     if text in ("any", "all", "none"):
@@ -89,6 +107,20 @@ def as_of_date(value: AsOf) -> date | None:
         return date.fromisoformat(text)
     except ValueError:
         raise ValueError(f"as_of {value!r} is not a YYYY-MM-DD date (or 'today', 'any')") from None
+
+
+def check_search_arguments(query: object, role: object, top: object, doc_id: object) -> None:
+    """Refuse arguments of the wrong type or range here, naming the argument, before the store
+    turns them into a misleading error (or, for top=-1, into every chunk)."""
+    for name, value in (("query", query), ("role", role)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a string, not {type(value).__name__}: {value!r}")
+    if doc_id is not None and not isinstance(doc_id, str):
+        raise TypeError(f"doc_id must be one doc_id string or None, not {type(doc_id).__name__}: {doc_id!r}")
+    if isinstance(top, bool) or not isinstance(top, int):
+        raise TypeError(f"top must be an integer from 1 to {MAX_TOP}, not {type(top).__name__}: {top!r}")
+    if not 1 <= top <= MAX_TOP:
+        raise ValueError(f"top must be from 1 to {MAX_TOP} (how many hits), not {top}")
 
 
 class Index:
@@ -119,6 +151,7 @@ class Index:
     ) -> list[Hit]:
         """BM25 top ``top`` that ``role`` may read, in force on ``as_of`` (default today; None or
         "any": every date). The same hits, in the same order, as ``ingest search``."""
+        check_search_arguments(query, role, top, doc_id)
         check_query(query)
         day = as_of_date(as_of)
         hits: list[Hit] = self.store.search(query, self.access_for(role), day, top=top, doc_id=doc_id)
@@ -129,6 +162,9 @@ class Index:
         return hits
 
     def chunks(self, doc_id: str, version: str | None = None) -> list[Chunk]:
+        for name, value in (("doc_id", doc_id), ("version", version)):
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{name} must be a string, not {type(value).__name__}: {value!r}")
         found: list[Chunk] = self.store.document_chunks(doc_id, version)
         return found
 
@@ -273,6 +309,7 @@ __all__: Sequence[str] = (
     "QueryTooLarge",
     "UnknownRole",
     "check_query",
+    "check_search_arguments",
     "as_of_date",
     "labels_for_role",
     "open_store",

@@ -389,14 +389,15 @@ def show(
 @app.command(epilog=STORE_ENV)
 @store_options
 def layout(
-    corpus: Path = typer.Argument(..., help="The corpus folder whose ingest.toml [roles] the aliases must follow."),
+    corpus: Path = typer.Argument(..., help="The corpus folder whose ingest.toml \\[roles] the aliases must follow."),
     check: bool = typer.Option(
         False, "--check", help="Report what differs and change nothing (exit 1 if anything does)."
     ),
     flags: ConnectionRequest = NO_FLAGS,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Make every role alias match [roles] (every run does this first); --check only reports."""
+    # "\\[": rich markup would take "[roles]" for a style tag and drop it from --help.
+    """Make every role alias match \\[roles] (every run does this first); --check only reports."""
     with store_command(flags, as_json) as (config, connection):
         settings = load_settings(corpus_dir(corpus))
         target = open_store(config, settings, create=False)
@@ -454,7 +455,7 @@ def verify(
 @report_options
 def eval_(
     questions: Path = typer.Argument(..., help="questions.yaml"),
-    top: int = typer.Option(5, "--top", "-k", min=1, help="k for hit@k."),
+    top: int = typer.Option(5, "--top", "-k", min=1, max=1000, help="k for hit@k."),
     min_hit_at_k: float | None = typer.Option(
         None,
         "--min-hit-at-k",

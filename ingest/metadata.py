@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import reprlib
+import unicodedata
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from datetime import date, datetime
@@ -140,6 +141,18 @@ VERSION = re.compile(r"[^\s|@]+")
 MAX_LENGTH = {"doc_id": 200, "version": 100, "superseded_by": 301, "access": 100, "status": 20, "title": 1000}
 
 
+IDENTIFIERS = ("doc_id", "version")  # matched exactly by `ingest chunks --version`, chunk IDs, superseded_by
+
+
+def _invisible(text: str) -> str | None:
+    """The first space, control, format (zero-width, BOM) or unassigned character of ``text``,
+    named: such a character makes "1\u200b" print like "1" but never match it."""
+    for char in text:
+        if unicodedata.category(char)[0] in "ZC":
+            return f"U+{ord(char):04X} {unicodedata.name(char, 'unnamed character')}"
+    return None
+
+
 def normalise(field: str, value: Any, settings: Settings) -> Any:
     """The normalised value of one present field, or an :class:`_Invalid` saying why not.
 
@@ -152,10 +165,17 @@ def normalise(field: str, value: Any, settings: Settings) -> Any:
         return _Invalid(f"given {len(value)} times: {show(value)}")
     if field in ("effective_from", "effective_to"):
         return _as_date(value)
-    text = _as_text(value)
+    # doc_id and version are kept exactly as given: stripping "abc\n" would index a guessed value.
+    text = value if field in IDENTIFIERS and isinstance(value, str) else _as_text(value)
     if text is not None and UNPRINTABLE.search(text):
         # Newlines, NUL, bell or bidi overrides would break one-line output and can spoof it.
         return _Invalid(f"contains control or bidi-override characters: {show(value)}")
+    invisible = _invisible(text) if field == "version" and text is not None else None  # doc_id: the slug rule
+    if invisible is not None:
+        return _Invalid(
+            f"contains a space or an invisible character ({invisible}): {show(value)} (write it without; "
+            f'e.g. "5", "2026.1")'
+        )
     if text is not None and len(text) > MAX_LENGTH.get(field, 10_000):
         return _Invalid(f"longer than {MAX_LENGTH.get(field, 10_000)} characters ({len(text)})")
     if field == "version" and text is not None and not VERSION.fullmatch(text):

@@ -164,7 +164,15 @@ def _labels(access: Mapping[str, Any], origin: str) -> tuple[str, ...]:
     labels = _string_list(access["labels"], "access.labels", origin) if "labels" in access else DEFAULT_LABELS
     if not labels:
         raise SettingsError(f"{origin}: access.labels must not be empty")
+    _no_repeats(labels, "access.labels", origin)
     return labels
+
+
+def _no_repeats(labels: tuple[str, ...], where: str, origin: str) -> None:
+    # A label given twice is a slip (a typo for another label?): never read past it.
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise SettingsError(f"{origin}: {where} gives {', '.join(map(repr, repeated))} more than once: {list(labels)}")
 
 
 def _access_default(default: Any, labels: tuple[str, ...], origin: str) -> str | None:
@@ -207,6 +215,7 @@ def _roles(roles_raw: Mapping[str, Any] | None, labels: tuple[str, ...], origin:
         unknown = [label for label in role_labels if label not in labels]
         if unknown:
             raise SettingsError(f"{origin}: role {role!r} names unknown labels {unknown}")
+        _no_repeats(tuple(role_labels), f"roles.{role}", origin)
         roles[role] = tuple(role_labels)
     return roles
 

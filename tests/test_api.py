@@ -107,3 +107,51 @@ def test_a_new_empty_sqlite_store_answers_no_index_not_no_hits(tmp_path):
 def test_a_malformed_url_is_a_config_error():
     with pytest.raises(ingest.ConfigError, match="malformed URL"):
         ingest.open_store("http://[::1")
+
+
+def test_labels_for_role_takes_what_open_store_returns(tmp_path):
+    """The documented ingest.labels_for_role(store, role) is called with the Index that
+    ingest.open_store returns (it raised AttributeError: 'Index' has no get_meta)."""
+    store = f"sqlite:///{tmp_path / 'index.sqlite'}"
+    ingest.run(SAMPLE, store)
+    with ingest.open_store(store, create=False) as index:
+        assert ingest.labels_for_role(index, "public") == ("public",)
+        assert set(ingest.labels_for_role(index, "staff")) >= {"public", "partner", "staff"}
+        with pytest.raises(ingest.UnknownRole, match="unknown role 'auditor'"):
+            ingest.labels_for_role(index, "auditor")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        ({"top": -1}, ValueError, "top must be from 1 to 1000"),  # returned every chunk
+        ({"top": 0}, ValueError, "top must be from 1 to 1000"),
+        ({"top": 10**9}, ValueError, "top must be from 1 to 1000"),
+        ({"top": "5"}, TypeError, "top must be an integer"),
+        ({"top": True}, TypeError, "top must be an integer"),
+        ({"as_of": 20260101}, TypeError, "as_of must be a datetime.date, a 'YYYY-MM-DD' string"),  # was accepted
+        ({"as_of": "2026-13-01"}, ValueError, "as_of '2026-13-01' is not a YYYY-MM-DD date"),
+        ({"doc_id": ["warranty-policy"]}, TypeError, r"doc_id must be one doc_id string or None, not list"),
+        ({"role": ["public"]}, TypeError, "role must be a string, not list"),
+    ],
+)
+def test_search_arguments_of_the_wrong_kind_are_refused_naming_the_argument(tmp_path, arguments, error, message):
+    store = f"sqlite:///{tmp_path / 'index.sqlite'}"
+    ingest.run(SAMPLE, store)
+    with ingest.open_store(store, create=False) as index:
+        with pytest.raises(error, match=message):
+            index.search("warranty", **arguments)
+        with pytest.raises(TypeError, match="doc_id must be a string, not list"):
+            index.chunks(["warranty-policy"])  # type: ignore[arg-type]
+        assert len(index.search("warranty", top=1)) == 1  # the bounds themselves are fine
+        assert len(index.search("warranty", top=1000, as_of=None)) > 1
+
+
+def test_cli_top_is_bounded_like_the_api(tmp_path):
+    store = f"sqlite:///{tmp_path / 'index.sqlite'}"
+    ingest.run(SAMPLE, store)
+    for command in (["search", "warranty"], ["eval", str(SAMPLE / "questions.yaml")]):
+        for top in ("-1", "0", "1001"):
+            done = subprocess.run([sys.executable, "-m", "ingest", *command, "--store", store, "--top", top],
+                                  capture_output=True, text=True, timeout=120, cwd=tmp_path)
+            assert done.returncode == 2, (command, top, done.stdout, done.stderr)

@@ -190,3 +190,16 @@ def test_an_empty_folder_does_not_wipe_the_store_unless_asked(built):
     assert json.loads(ingest("stats", "--store", store, "--json").stdout)["totals"]["documents"] == 8
     emptied = json.loads(ingest("run", corpus, "--allow-empty", "--store", store, "--json").stdout)
     assert emptied["documents"]["removed"] == 8 and emptied["chunks"]["total"] == 0
+
+
+def test_layout_help_keeps_the_bracketed_section_name():
+    """Rich markup took "[roles]" for a style tag and printed "ingest.toml  the aliases"."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, COLUMNS="200", NO_COLOR="1")
+    done = subprocess.run([sys.executable, "-m", "ingest", "layout", "--help"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "Make every role alias match [roles]" in done.stdout
+    assert "ingest.toml [roles] the aliases must follow" in done.stdout

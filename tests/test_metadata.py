@@ -104,10 +104,33 @@ def test_doc_id_slug_characters_accepted():
     assert problems == [] and meta.doc_id == "0a.b_c-d"
 
 
-@pytest.mark.parametrize("raw, expected", [(5, "5"), (2026.1, "2026.1"), ("2026.1", "2026.1"), (" 7 ", "7")])
+@pytest.mark.parametrize("raw, expected", [(5, "5"), (2026.1, "2026.1"), ("2026.1", "2026.1")])
 def test_version_numbers_from_yaml_become_strings(raw, expected):
     meta, problems, _ = resolve(dict(GOOD, version=raw))
     assert problems == [] and meta.version == expected
+
+
+@pytest.mark.parametrize(
+    "field, raw, problem",
+    [
+        # Kept as given, never stripped: stripping indexed "abc" while `ingest parse` showed "abc\n".
+        ("doc_id", "abc\n", "contains control or bidi-override characters: 'abc\\n'"),
+        ("doc_id", " abc", "not a slug: ' abc' (must match [a-z0-9][a-z0-9._-]*)"),
+        ("version", "1\t", "contains control or bidi-override characters: '1\\t'"),
+        ("version", " 7 ", "contains a space or an invisible character (U+0020 SPACE): ' 7 '"),
+        ("version", "1\u00a0", "contains a space or an invisible character (U+00A0 NO-BREAK SPACE): '1\\xa0'"),
+        # Accepted as is before: they print like "1" but `ingest chunks --version 1` finds nothing.
+        ("version", "1\u200b", "contains a space or an invisible character (U+200B ZERO WIDTH SPACE): '1\\u200b'"),
+        ("version", "\ufeff1", "contains a space or an invisible character (U+FEFF ZERO WIDTH NO-BREAK SPACE): '\\ufeff1'"),
+        ("version", "1\u2060", "contains a space or an invisible character (U+2060 WORD JOINER): '1\\u2060'"),
+    ],
+)
+def test_doc_id_and_version_with_spaces_or_invisible_characters_are_refused_not_stripped(field, raw, problem):
+    problems = problems_of(dict(GOOD, **{field: raw}))
+    assert len(problems) == 1 and problems[0].startswith(f"{SRC}: {field}: {problem}"), problems
+    # the same value from inventory.yaml is refused the same way
+    fields = {k: v for k, v in GOOD.items() if k != field}
+    assert problems_of(fields, {field: raw}) == problems
 
 
 def test_version_not_a_string():

@@ -170,8 +170,9 @@ def test_single_page_bullets_and_bold_body_heading() -> None:
     assert doc.page_starts == (0,)
 
 
-def hand_made_pdf(content: bytes) -> bytes:
-    """A one-page PDF around a raw content stream (Helvetica as /F1, Helvetica-Bold as /F2)."""
+def hand_made_pdf(content: bytes, info: bytes | None = None) -> bytes:
+    """A one-page PDF around a raw content stream (Helvetica as /F1, Helvetica-Bold as /F2),
+    with ``info`` written verbatim as its document information dictionary."""
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
@@ -181,6 +182,8 @@ def hand_made_pdf(content: bytes) -> bytes:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
     ]
+    if info is not None:
+        objects.append(info)
     out = b"%PDF-1.4\n"
     offsets = []
     for number, body in enumerate(objects, start=1):
@@ -189,7 +192,8 @@ def hand_made_pdf(content: bytes) -> bytes:
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    info_entry = b"/Info %d 0 R " % len(objects) if info is not None else b""
+    out += b"trailer\n<< /Size %d /Root 1 0 R %s>>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, info_entry, xref)
     return out
 
 
@@ -260,6 +264,28 @@ def test_a_field_given_twice_with_different_values_is_refused():
     assert parse_bytes(out.getvalue(), "x.pdf").metadata["title"] == "The Real Title"  # same value twice is fine
 
 
+@pytest.mark.parametrize(
+    ("entries", "given"),
+    [
+        (b"/access (public) /access (staff)", ["public", "staff"]),  # pypdf keeps the first, MuPDF the last
+        (b"/Access (public) % a comment\n/access (staff)", ["public", "staff"]),  # one field once lowercased
+    ],
+)
+def test_a_key_given_twice_in_the_information_dictionary_is_a_problem(entries: bytes, given: list[str]) -> None:
+    from ingest.metadata import resolve_metadata
+    from ingest.settings import Settings
+
+    info = b"<< /Title (Minutes) /doc_id (minutes) /version (1) " + entries + b" >>"
+    pdf = hand_made_pdf(b"BT /F1 12 Tf 72 700 Td (Board minutes: layoffs planned.) Tj ET", info)
+    metadata = parse_bytes(pdf, "dupkey.pdf").metadata
+    assert metadata["access"] == given
+    meta, problems, _ = resolve_metadata("dupkey.pdf", metadata, None, Settings())
+    assert meta is None
+    assert problems == ["dupkey.pdf: access: given 2 times: ['public', 'staff']"]
+    single = parse_bytes(hand_made_pdf(b"BT /F1 12 Tf 72 700 Td (Minutes.) Tj ET", info.replace(b"/access (staff)", b"")), "x.pdf")
+    assert single.metadata["access"] == "public"
+
+
 def test_metadata_objects_that_are_not_text_stay_structured_for_the_checks():
     from pypdf.generic import ArrayObject, DictionaryObject, NameObject, NumberObject
 
@@ -305,3 +331,37 @@ def test_line_end_hyphen_kept_where_the_hyphenated_word_is_used_elsewhere() -> N
     # "selfcontained" is nowhere in the document and "self-contained" is: the hyphen is the
     # word's; "regularly" is an ordinary word broken at the line end.
     assert doc.text == "The unit is self-contained; every self-contained unit is regularly tested."
+
+
+def _with_xmp_titles(*items: str) -> bytes:
+    from pypdf.generic import DecodedStreamObject, NameObject
+
+    writer = PdfWriter(clone_from=io.BytesIO(hand_made_pdf(b"BT /F1 12 Tf 72 700 Td (Minutes.) Tj ET")))
+    packet = (
+        '<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/">'
+        '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+        '<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        + "".join(f"<dc:title><rdf:Alt>{item}</rdf:Alt></dc:title>" for item in items)
+        + '</rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end="w"?>'
+    )
+    stream = DecodedStreamObject()
+    stream.set_data(packet.encode())
+    stream[NameObject("/Type")] = NameObject("/Metadata")
+    stream[NameObject("/Subtype")] = NameObject("/XML")
+    writer._root_object[NameObject("/Metadata")] = writer._add_object(stream)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def test_an_xmp_title_given_twice_in_one_language_keeps_both_values() -> None:
+    def title(*items: str) -> object:
+        return parse_bytes(_with_xmp_titles(*items), "x.pdf").metadata.get("title")
+
+    one = '<rdf:li xml:lang="x-default">Minutes</rdf:li>'
+    assert title(one) == "Minutes"
+    assert title(one + '<rdf:li xml:lang="de">Protokoll</rdf:li>') == "Minutes"  # languages are not repeats
+    # pypdf's dc_title keeps the last x-default silently; both go to the "given 2 times" problem
+    assert title(one + '<rdf:li xml:lang="x-default">Layoffs</rdf:li>') == ["Minutes", "Layoffs"]
+    assert title(one, '<rdf:li xml:lang="x-default">Layoffs</rdf:li>') == ["Minutes", "Layoffs"]
+    assert title(one, one) == "Minutes"  # the same value twice is one value

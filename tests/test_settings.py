@@ -24,6 +24,11 @@ from ingest.settings import SettingsError, settings_from_dict
         ({"access": {"label": ["x"]}}, "unknown key access.label"),
         ({"access": {"default": "public"}}, "most open label"),
         ({"roles": {"x": ["secret"]}}, "names unknown labels ['secret']"),
+        (
+            {"access": {"labels": ["public", "public", "staff"]}},
+            "access.labels gives 'public' more than once: ['public', 'public', 'staff']",
+        ),
+        ({"roles": {"staff": ["public", "staff", "staff"]}}, "roles.staff gives 'staff' more than once"),
     ],
 )
 def test_mistakes_are_refused_with_the_key_and_value(data, message):
@@ -55,3 +60,15 @@ def test_a_role_name_that_could_spell_another_prefixes_alias_is_refused(role):
 
 def test_role_names_with_underscores_are_fine():
     assert settings_from_dict({"roles": {"field_staff": ["public", "staff"]}}).roles["field_staff"] == ("public", "staff")
+
+
+def test_a_label_given_twice_in_ingest_toml_stops_validate_with_exit_2(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "documents").mkdir()
+    (tmp_path / "documents" / "a.md").write_text("---\ndoc_id: a\nversion: '1'\ntitle: A\naccess: public\n---\nx\n")
+    (tmp_path / "ingest.toml").write_text('[access]\nlabels = ["public", "public", "staff"]\n')
+    done = subprocess.run([sys.executable, "-m", "ingest", "validate", str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "access.labels gives 'public' more than once" in done.stderr

@@ -9,7 +9,9 @@ import warnings
 from typing import Any
 
 from pypdf import PdfReader
-from pypdf.generic import BooleanObject, FloatObject, IndirectObject, NameObject, NumberObject
+from pypdf._utils import read_non_whitespace, skip_over_comment
+from pypdf.generic import BooleanObject, FloatObject, IndirectObject, NameObject, NumberObject, read_object
+from pypdf.xmp import DC_NAMESPACE, RDF_NAMESPACE
 
 from ingest.model import UnreadableFile
 
@@ -41,10 +43,18 @@ def _information_fields(reader: PdfReader) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     try:
         info = reader.metadata
-        for key in list(info.keys()) if info is not None else ():
-            name = str(key).lstrip("/").lower()
-            if name and info is not None:
-                fields[name] = _plain_value(info[key])
+        entries = _raw_info_entries(reader)
+        if entries is None:  # not re-readable: pypdf's dictionary (which keeps one value per key)
+            entries = [(str(key), info[key]) for key in list(info.keys())] if info is not None else []
+        values_by_name: dict[str, list[Any]] = {}
+        for key, value in entries:
+            name = key.lstrip("/").lower()
+            if name:
+                values_by_name.setdefault(name, []).append(_plain_value(value))
+        # A key given twice (`/access (public) /access (staff)`, or `/Access` and `/access`) keeps
+        # every value, so the metadata check reports "given 2 times" instead of picking one:
+        # pypdf keeps the first, MuPDF shows the last.
+        fields = {name: values[0] if len(values) == 1 else values for name, values in values_by_name.items()}
     except Exception:  # noqa: BLE001 - a damaged information dictionary yields no fields, not a failure
         fields = {}
     keywords = fields.get("keywords")
@@ -66,6 +76,58 @@ def _information_fields(reader: PdfReader) -> dict[str, Any]:
         if title:
             fields["title"] = title
     return fields
+
+
+def _raw_info_entries(reader: PdfReader) -> list[tuple[str, Any]] | None:
+    """Every (key, value) of the document information dictionary in file order, duplicates kept.
+
+    pypdf's DictionaryObject keeps only the first of two equal keys (with a log warning), so the
+    dictionary is read again entry by entry with pypdf's own object reader. None when the
+    dictionary is not a plain indirect object at a known offset (inline in the trailer, in an
+    object stream, or damaged): then pypdf's dictionary is used as is.
+    """
+    reference = reader.trailer.raw_get("/Info") if "/Info" in reader.trailer else None
+    if not isinstance(reference, IndirectObject):
+        return None
+    start = reader.xref.get(reference.generation, {}).get(reference.idnum)
+    if not isinstance(start, int):
+        return None
+    stream = reader.stream
+    saved = stream.tell()
+    try:
+        stream.seek(start)
+        if reader.read_object_header(stream) != (reference.idnum, reference.generation):
+            return None
+        read_non_whitespace(stream)
+        stream.seek(-1, 1)
+        if stream.read(2) != b"<<":
+            return None
+        entries: list[tuple[str, Any]] = []
+        for _ in range(_MAX_INFO_ENTRIES):
+            token = read_non_whitespace(stream)
+            if token == b"%":
+                stream.seek(-1, 1)
+                skip_over_comment(stream)
+                continue
+            if token == b">":
+                return entries
+            if not token:
+                return None
+            stream.seek(-1, 1)
+            key = read_object(stream, reader)
+            if not isinstance(key, NameObject):
+                return None
+            read_non_whitespace(stream)
+            stream.seek(-1, 1)
+            entries.append((str(key), read_object(stream, reader)))
+        return None
+    except Exception:  # noqa: BLE001 - a dictionary pypdf cannot re-read falls back to pypdf's view
+        return None
+    finally:
+        stream.seek(saved)
+
+
+_MAX_INFO_ENTRIES = 10_000
 
 
 def _plain_value(value: Any) -> Any:
@@ -92,13 +154,29 @@ def _plain_value(value: Any) -> Any:
     return str(value)
 
 
-def _xmp_title(reader: PdfReader) -> str | None:
+def _xmp_title(reader: PdfReader) -> str | list[str] | None:
+    """dc:title from the XMP packet: its x-default entry, else its first. One language given twice
+    with different values (two x-default entries, or two dc:title elements) returns both, for the
+    "given 2 times" problem: pypdf's ``dc_title`` keeps the last silently."""
     try:
         xmp = reader.xmp_metadata
-        titles = xmp.dc_title if xmp is not None else None
+        if xmp is None:
+            return None
+        by_language: dict[str, list[str]] = {}
+        for element in xmp.get_element("", DC_NAMESPACE, "title"):
+            alternatives = element.getElementsByTagNameNS(RDF_NAMESPACE, "Alt")
+            items = [item for alt in alternatives for item in alt.getElementsByTagNameNS(RDF_NAMESPACE, "li")]
+            if alternatives:
+                pairs = [(item.getAttribute("xml:lang"), xmp._get_text(item)) for item in items]
+            else:
+                pairs = [("x-default", xmp._get_text(element))]
+            for language, text in pairs:
+                values = by_language.setdefault(language, [])
+                if text and text not in values:
+                    values.append(text)
     except Exception:  # noqa: BLE001 - malformed XMP is ignored
         return None
+    titles = by_language.get("x-default") or next((v for v in by_language.values() if v), None)
     if not titles:
         return None
-    title = titles.get("x-default") or next(iter(titles.values()), None)
-    return str(title) if title else None
+    return titles[0] if len(titles) == 1 else titles
