@@ -675,3 +675,63 @@ def test_a_prefix_too_long_for_index_names_is_refused_before_anything_is_created
     check_names("a" * 100, Settings())
     with pytest.raises(SettingsError, match="too long"):
         check_names("a" * 222, Settings())
+
+
+# --- attack findings: role alias filters, misplaced chunks, missing aliases, orphan builds -----
+
+
+def _copy_a_staff_chunk_into_the_public_index(client, prefix) -> str:
+    [staff_index] = client.indices.get_alias(index=f"{prefix}-chunks_staff_*")
+    [public_index] = client.indices.get_alias(index=f"{prefix}-chunks_public_*")
+    hit = client.search(index=staff_index, size=1)["hits"]["hits"][0]
+    client.index(index=public_index, id=hit["_id"], document=hit["_source"], refresh=True)
+    return hit["_id"]
+
+
+def test_a_staff_chunk_copied_into_the_public_index_is_not_readable_through_the_public_alias_and_verify_says_so(
+    tmp_path, make_es_store, es_url, es_prefix
+):
+    corpus = make_corpus(tmp_path / "corpus")
+    settings = Settings()
+    assert pipeline.run(corpus, make_es_store(settings), settings, settings.chunking).ok
+    client = Elasticsearch(es_url)
+    try:
+        copied = _copy_a_staff_chunk_into_the_public_index(client, es_prefix)
+        public = f"{es_prefix}-chunks-public"
+        # The role alias's filter keeps it out, whatever index it sits in.
+        assert client.search(index=public, query={"ids": {"values": [copied]}})["hits"]["hits"] == []
+        assert client.search(index=public, query={"term": {"access": "staff"}})["hits"]["hits"] == []
+        assert client.count(index=f"{es_prefix}-chunks-staff", query={"ids": {"values": [copied]}})["count"] == 2
+        result = pipeline.verify(corpus, make_es_store(settings), settings)
+        assert not result.ok
+        assert any("of another access label" in line and copied in line for line in result.access_layout)
+        assert any("stored more than once" in line for line in result.access_layout)
+        assert any("of another access label" in line for line in make_es_store(settings).reconcile_access(check=True))
+    finally:
+        client.close()
+
+
+def test_a_role_alias_without_its_access_filter_is_reported_and_repaired_by_a_run(tmp_path, make_es_store, es_url, es_prefix):
+    corpus = make_corpus(tmp_path / "corpus")
+    settings = Settings()
+    assert pipeline.run(corpus, make_es_store(settings), settings, settings.chunking).ok
+    client = Elasticsearch(es_url)
+    public = f"{es_prefix}-chunks-public"
+    try:
+        [public_index] = client.indices.get_alias(index=f"{es_prefix}-chunks_public_*")
+        assert client.indices.get_alias(index=public_index, name=public)[public_index]["aliases"][public] == {
+            "filter": {"terms": {"access": ["public"]}}
+        }
+        # An alias as an older ingest (or someone by hand) made it: no filter.
+        client.indices.update_aliases(actions=[{"add": {"index": public_index, "alias": public}}])
+        _copy_a_staff_chunk_into_the_public_index(client, es_prefix)
+        assert client.search(index=public, query={"term": {"access": "staff"}})["hits"]["hits"]
+        checked = make_es_store(settings).reconcile_access(check=True)
+        assert f"alias {public} on {public_index} lacks its access filter (labels: public)" in checked
+        result = pipeline.run(corpus, make_es_store(settings), settings, settings.chunking)
+        assert f"set the access filter of alias {public} on {public_index} (labels: public)" in result.access_changes
+        assert client.search(index=public, query={"term": {"access": "staff"}})["hits"]["hits"] == []
+        assert not any("filter" in line for line in make_es_store(settings).reconcile_access(check=True))
+    finally:
+        client.close()
+
