@@ -735,3 +735,23 @@ def test_a_role_alias_without_its_access_filter_is_reported_and_repaired_by_a_ru
     finally:
         client.close()
 
+
+def test_a_search_through_a_deleted_role_alias_is_an_error_never_no_hits(tmp_path, make_es_store, es_url, es_prefix):
+    from ingest.store import NoIngestIndex
+
+    corpus = make_corpus(tmp_path / "corpus")
+    settings = Settings()
+    assert pipeline.run(corpus, make_es_store(settings), settings, settings.chunking).ok
+    assert make_es_store(settings).search("document", ["public"], None, role="public")
+    client = Elasticsearch(es_url)
+    try:
+        client.indices.delete_alias(index="_all", name=f"{es_prefix}-chunks-public")
+    finally:
+        client.close()
+    with pytest.raises(NoIngestIndex, match=rf"role alias {es_prefix}-chunks-public does not exist.*next `ingest run` repairs it"):
+        make_es_store(settings).search("document", ["public"], None, role="public")
+    assert isinstance(NoIngestIndex("x"), StoreUnavailable)  # exit 3
+    result = pipeline.run(corpus, make_es_store(settings), settings, settings.chunking)
+    assert any(f"alias {es_prefix}-chunks-public" in line for line in result.access_changes)
+    assert make_es_store(settings).search("document", ["public"], None, role="public")
+
