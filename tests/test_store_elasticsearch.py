@@ -755,3 +755,32 @@ def test_a_search_through_a_deleted_role_alias_is_an_error_never_no_hits(tmp_pat
     assert any(f"alias {es_prefix}-chunks-public" in line for line in result.access_changes)
     assert make_es_store(settings).search("document", ["public"], None, role="public")
 
+
+def test_a_label_change_that_cannot_leave_a_write_blocked_index_stops_the_run_and_says_it_is_still_readable(
+    make_es_store, es_url, es_prefix
+):
+    from ingest.store.base import StoreError
+
+    store = make_es_store()
+    public_copy = make_chunk("moving", "1", 0, "zebracorn opening hours")
+    store.write_chunks([public_copy])
+    store.refresh()
+    client = Elasticsearch(es_url)
+    [public_index] = client.indices.get_alias(index=f"{es_prefix}-chunks_public_*")
+    client.indices.put_settings(index=public_index, settings={"index.blocks.write": True})
+    try:
+        staff_copy = make_chunk("moving", "1", 0, "zebracorn opening hours", access="staff")
+        assert staff_copy.chunk_id == public_copy.chunk_id
+        with pytest.raises(StoreError, match=r"STILL READABLE under access 'public'") as raised:
+            make_es_store().write_chunks([staff_copy])
+        assert not isinstance(raised.value, StoreConfigError)  # a store fault (exit 3), not a refused item
+        # The truth: it is where it was, and the staff index got nothing.
+        assert ids(make_es_store().search("zebracorn", ["public"], None, role="public")) == [public_copy.chunk_id]
+        assert [c.access for c in make_es_store().iter_chunks()] == ["public"]
+    finally:
+        client.indices.put_settings(index=public_index, settings={"index.blocks.write": None})
+        client.close()
+    # Once the block is lifted, the move completes.
+    mover = make_es_store()
+    assert mover.write_chunks([staff_copy]).errors == []
+    assert mover.search("zebracorn", ["public"], None, role="public") == []
