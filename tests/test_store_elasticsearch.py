@@ -784,3 +784,40 @@ def test_a_label_change_that_cannot_leave_a_write_blocked_index_stops_the_run_an
     mover = make_es_store()
     assert mover.write_chunks([staff_copy]).errors == []
     assert mover.search("zebracorn", ["public"], None, role="public") == []
+
+
+def test_indices_a_killed_full_run_left_are_reported_and_deleted_by_the_next_run(tmp_path, make_es_store, es_url, es_prefix):
+    import dataclasses
+
+    from ingest.store.elasticsearch.layout import new_build
+
+    corpus = make_corpus(tmp_path / "corpus")
+    settings = Settings()
+    assert pipeline.run(corpus, make_es_store(settings), settings, settings.chunking).ok
+    # What a --full killed while filling leaves: its indices, recorded as owned, in no alias.
+    store = make_es_store(settings)
+    layout = store._layout.read()
+    labels, documents = store.build_indices(settings.labels, new_build())
+    half_built = sorted([*labels.values(), documents])
+    store._layout.record(dataclasses.replace(layout, owned=sorted({*layout.owned, *half_built})))
+    for index in half_built:
+        store._layout.create_index(index, "documents" if index == documents else "chunks")
+    # A prefix nested in ours, with an index named like one of our builds: never ours to delete.
+    other = f"{es_prefix}-chunks_eu-chunks_public_{new_build()}"
+    client = Elasticsearch(es_url)
+    try:
+        client.indices.create(index=other)
+        checked = make_es_store(settings).reconcile_access(check=True)
+        assert sorted(i for i in half_built if any(line.startswith(f"{i} is an index of prefix") for line in checked)) == half_built
+        result = pipeline.verify(corpus, make_es_store(settings), settings)
+        assert not result.ok and any("killed `ingest run --full`" in line for line in result.access_layout)
+        run = pipeline.run(corpus, make_es_store(settings), settings, settings.chunking)
+        assert run.ok and any("killed `ingest run --full` left" in w for w in run.warnings)
+        assert not any(client.indices.exists(index=i) for i in half_built)
+        assert client.indices.exists(index=other)
+        assert set(make_es_store(settings)._layout.read().owned) == set(layout.owned)
+        assert pipeline.verify(corpus, make_es_store(settings), settings).ok
+        assert make_es_store(settings).search("document", ["public"], None, role="public")
+    finally:
+        client.indices.delete(index=other, ignore_unavailable=True)
+        client.close()

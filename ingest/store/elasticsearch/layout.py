@@ -292,6 +292,30 @@ class IndexLayout:
     def _search_body(self, index: str, body: dict[str, Any]) -> Any:
         return self.t.es.search(index=index, body=body).body
 
+    def abandoned_builds(self, layout: Layout) -> list[str]:
+        """Indices this prefix recorded as its own that are not the live build and that none of our
+        aliases covers: what a killed ``--full`` left half-built (or an old build a switch could not
+        drop). Only recorded names, never a wildcard: another prefix's indices are never among them."""
+        n = self.names
+        ours = {n.all_alias, n.documents_alias, *(n.role_alias(r) for r in (*self.settings.roles, *layout.roles))}
+        existing = self.existing([index for index in layout.owned if index not in layout.live])
+        return sorted(index for index, aliases in existing.items() if not aliases & ours)
+
+    def drop_abandoned_builds(self) -> list[str]:
+        """Delete :meth:`abandoned_builds` and forget them; only under the run's write lock (a
+        ``--full`` in progress holds that lock, so its build is never taken for an abandoned one)."""
+        layout = self.read()
+        if layout is None or not layout.documents:
+            return []
+        dropped = self.abandoned_builds(layout)
+        if not dropped:
+            return []
+        self.check_lock()
+        t = self.t
+        t.call(lambda: t.es.indices.delete(index=",".join(dropped), ignore_unavailable=True))
+        self.record(dataclasses.replace(layout, owned=sorted(set(layout.owned) - set(dropped))))
+        return dropped
+
     # --- making it so ----------------------------------------------------------------------------
     def ensure(self) -> Layout:
         """Create the meta index, the label and documents indices and every alias if missing;
@@ -341,6 +365,11 @@ class IndexLayout:
         changes += [f"mapping changed outside ingest: {problem}" for problem in drift]
         if check:
             changes += self.misplaced_chunks(layout)
+            changes += [
+                f"{index} is an index of prefix {self.names.prefix!r} outside the live build (left by a killed "
+                "`ingest run --full`, or one in progress): the next run deletes it"
+                for index in self.abandoned_builds(layout)
+            ]
         else:
             self.apply(actions)
         return changes

@@ -20,6 +20,7 @@ from ingest.store.base import (
     NoIngestIndex,
     SearchEntry,
     StoreError,
+    StoreLocked,
     WriteReport,
     lookup_prefix,
 )
@@ -185,6 +186,19 @@ class ElasticsearchStore(IndexNames, SearchEntry):
                 lambda: self.es.indices.refresh(index=targets, ignore_unavailable=True, allow_no_indices=True),
                 missing=None,
             )
+            # Half-built indices of a killed --full (recorded by this prefix, not live, in no alias
+            # of ours): deleted now that no rebuild of this prefix can be running.
+            try:
+                dropped = self._layout.drop_abandoned_builds()
+            except StoreLocked:
+                raise
+            except StoreError as exc:  # e.g. credentials that may not delete indices: the run goes on
+                dropped = []
+                self.warnings.append(f"indices a killed `ingest run --full` left could not be deleted ({exc})")
+            if dropped:
+                self.warnings.append(
+                    f"deleted {len(dropped)} index(es) a killed `ingest run --full` left: {', '.join(dropped)}"
+                )
             yield
             completed = True
         finally:
