@@ -112,6 +112,14 @@ def verify(
         if chunk.chunk_id not in listed:
             orphans.append(chunk.chunk_id)
     incomplete = sorted(k for k, r in records.items() if not set(r.chunk_ids) <= present)
+    listed_count = sum(len(r.chunk_ids) for r in records.values())
+    if count != listed_count:
+        # e.g. one chunk ID stored twice (in two label indices): the store serves more than its records list
+        twice = count - len(present)
+        access_layout.append(
+            f"the store holds {count} chunks, its records list {listed_count}"
+            + (f" ({twice} stored more than once under the same chunk ID)" if twice else "")
+        )
     missing = sorted(doc.source for doc in scan.documents if doc.meta.key not in records)
     stale = sorted(k for k in records if k not in texts)
     return VerifyResult(

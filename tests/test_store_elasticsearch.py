@@ -675,3 +675,149 @@ def test_a_prefix_too_long_for_index_names_is_refused_before_anything_is_created
     check_names("a" * 100, Settings())
     with pytest.raises(SettingsError, match="too long"):
         check_names("a" * 222, Settings())
+
+
+# --- attack findings: role alias filters, misplaced chunks, missing aliases, orphan builds -----
+
+
+def _copy_a_staff_chunk_into_the_public_index(client, prefix) -> str:
+    [staff_index] = client.indices.get_alias(index=f"{prefix}-chunks_staff_*")
+    [public_index] = client.indices.get_alias(index=f"{prefix}-chunks_public_*")
+    hit = client.search(index=staff_index, size=1)["hits"]["hits"][0]
+    client.index(index=public_index, id=hit["_id"], document=hit["_source"], refresh=True)
+    return hit["_id"]
+
+
+def test_a_staff_chunk_copied_into_the_public_index_is_not_readable_through_the_public_alias_and_verify_says_so(
+    tmp_path, make_es_store, es_url, es_prefix
+):
+    corpus = make_corpus(tmp_path / "corpus")
+    settings = Settings()
+    assert pipeline.run(corpus, make_es_store(settings), settings, settings.chunking).ok
+    client = Elasticsearch(es_url)
+    try:
+        copied = _copy_a_staff_chunk_into_the_public_index(client, es_prefix)
+        public = f"{es_prefix}-chunks-public"
+        # The role alias's filter keeps it out, whatever index it sits in.
+        assert client.search(index=public, query={"ids": {"values": [copied]}})["hits"]["hits"] == []
+        assert client.search(index=public, query={"term": {"access": "staff"}})["hits"]["hits"] == []
+        assert client.count(index=f"{es_prefix}-chunks-staff", query={"ids": {"values": [copied]}})["count"] == 2
+        result = pipeline.verify(corpus, make_es_store(settings), settings)
+        assert not result.ok
+        assert any("of another access label" in line and copied in line for line in result.access_layout)
+        assert any("stored more than once" in line for line in result.access_layout)
+        assert any("of another access label" in line for line in make_es_store(settings).reconcile_access(check=True))
+    finally:
+        client.close()
+
+
+def test_a_role_alias_without_its_access_filter_is_reported_and_repaired_by_a_run(tmp_path, make_es_store, es_url, es_prefix):
+    corpus = make_corpus(tmp_path / "corpus")
+    settings = Settings()
+    assert pipeline.run(corpus, make_es_store(settings), settings, settings.chunking).ok
+    client = Elasticsearch(es_url)
+    public = f"{es_prefix}-chunks-public"
+    try:
+        [public_index] = client.indices.get_alias(index=f"{es_prefix}-chunks_public_*")
+        assert client.indices.get_alias(index=public_index, name=public)[public_index]["aliases"][public] == {
+            "filter": {"terms": {"access": ["public"]}}
+        }
+        # An alias as an older ingest (or someone by hand) made it: no filter.
+        client.indices.update_aliases(actions=[{"add": {"index": public_index, "alias": public}}])
+        _copy_a_staff_chunk_into_the_public_index(client, es_prefix)
+        assert client.search(index=public, query={"term": {"access": "staff"}})["hits"]["hits"]
+        checked = make_es_store(settings).reconcile_access(check=True)
+        assert f"alias {public} on {public_index} lacks its access filter (labels: public)" in checked
+        result = pipeline.run(corpus, make_es_store(settings), settings, settings.chunking)
+        assert f"set the access filter of alias {public} on {public_index} (labels: public)" in result.access_changes
+        assert client.search(index=public, query={"term": {"access": "staff"}})["hits"]["hits"] == []
+        assert not any("filter" in line for line in make_es_store(settings).reconcile_access(check=True))
+    finally:
+        client.close()
+
+
+def test_a_search_through_a_deleted_role_alias_is_an_error_never_no_hits(tmp_path, make_es_store, es_url, es_prefix):
+    from ingest.store import NoIngestIndex
+
+    corpus = make_corpus(tmp_path / "corpus")
+    settings = Settings()
+    assert pipeline.run(corpus, make_es_store(settings), settings, settings.chunking).ok
+    assert make_es_store(settings).search("document", ["public"], None, role="public")
+    client = Elasticsearch(es_url)
+    try:
+        client.indices.delete_alias(index="_all", name=f"{es_prefix}-chunks-public")
+    finally:
+        client.close()
+    with pytest.raises(NoIngestIndex, match=rf"role alias {es_prefix}-chunks-public does not exist.*next `ingest run` repairs it"):
+        make_es_store(settings).search("document", ["public"], None, role="public")
+    assert isinstance(NoIngestIndex("x"), StoreUnavailable)  # exit 3
+    result = pipeline.run(corpus, make_es_store(settings), settings, settings.chunking)
+    assert any(f"alias {es_prefix}-chunks-public" in line for line in result.access_changes)
+    assert make_es_store(settings).search("document", ["public"], None, role="public")
+
+
+def test_a_label_change_that_cannot_leave_a_write_blocked_index_stops_the_run_and_says_it_is_still_readable(
+    make_es_store, es_url, es_prefix
+):
+    from ingest.store.base import StoreError
+
+    store = make_es_store()
+    public_copy = make_chunk("moving", "1", 0, "zebracorn opening hours")
+    store.write_chunks([public_copy])
+    store.refresh()
+    client = Elasticsearch(es_url)
+    [public_index] = client.indices.get_alias(index=f"{es_prefix}-chunks_public_*")
+    client.indices.put_settings(index=public_index, settings={"index.blocks.write": True})
+    try:
+        staff_copy = make_chunk("moving", "1", 0, "zebracorn opening hours", access="staff")
+        assert staff_copy.chunk_id == public_copy.chunk_id
+        with pytest.raises(StoreError, match=r"STILL READABLE under access 'public'") as raised:
+            make_es_store().write_chunks([staff_copy])
+        assert not isinstance(raised.value, StoreConfigError)  # a store fault (exit 3), not a refused item
+        # The truth: it is where it was, and the staff index got nothing.
+        assert ids(make_es_store().search("zebracorn", ["public"], None, role="public")) == [public_copy.chunk_id]
+        assert [c.access for c in make_es_store().iter_chunks()] == ["public"]
+    finally:
+        client.indices.put_settings(index=public_index, settings={"index.blocks.write": None})
+        client.close()
+    # Once the block is lifted, the move completes.
+    mover = make_es_store()
+    assert mover.write_chunks([staff_copy]).errors == []
+    assert mover.search("zebracorn", ["public"], None, role="public") == []
+
+
+def test_indices_a_killed_full_run_left_are_reported_and_deleted_by_the_next_run(tmp_path, make_es_store, es_url, es_prefix):
+    import dataclasses
+
+    from ingest.store.elasticsearch.layout import new_build
+
+    corpus = make_corpus(tmp_path / "corpus")
+    settings = Settings()
+    assert pipeline.run(corpus, make_es_store(settings), settings, settings.chunking).ok
+    # What a --full killed while filling leaves: its indices, recorded as owned, in no alias.
+    store = make_es_store(settings)
+    layout = store._layout.read()
+    labels, documents = store.build_indices(settings.labels, new_build())
+    half_built = sorted([*labels.values(), documents])
+    store._layout.record(dataclasses.replace(layout, owned=sorted({*layout.owned, *half_built})))
+    for index in half_built:
+        store._layout.create_index(index, "documents" if index == documents else "chunks")
+    # A prefix nested in ours, with an index named like one of our builds: never ours to delete.
+    other = f"{es_prefix}-chunks_eu-chunks_public_{new_build()}"
+    client = Elasticsearch(es_url)
+    try:
+        client.indices.create(index=other)
+        checked = make_es_store(settings).reconcile_access(check=True)
+        assert sorted(i for i in half_built if any(line.startswith(f"{i} is an index of prefix") for line in checked)) == half_built
+        result = pipeline.verify(corpus, make_es_store(settings), settings)
+        assert not result.ok and any("killed `ingest run --full`" in line for line in result.access_layout)
+        run = pipeline.run(corpus, make_es_store(settings), settings, settings.chunking)
+        assert run.ok and any("killed `ingest run --full` left" in w for w in run.warnings)
+        assert not any(client.indices.exists(index=i) for i in half_built)
+        assert client.indices.exists(index=other)
+        assert set(make_es_store(settings)._layout.read().owned) == set(layout.owned)
+        assert pipeline.verify(corpus, make_es_store(settings), settings).ok
+        assert make_es_store(settings).search("document", ["public"], None, role="public")
+    finally:
+        client.indices.delete(index=other, ignore_unavailable=True)
+        client.close()

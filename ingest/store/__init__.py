@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ingest.config import DEFAULT_SQLITE, ConfigError, ConnectionConfig, resolve
 from ingest.settings import DEFAULT_LANGUAGE, Settings
-from ingest.store.base import Store, StoreConfigError, StoreError, StoreUnavailable
+from ingest.store.base import NoIngestIndex, Store, StoreConfigError, StoreError, StoreUnavailable
 
 __all__ = [
     "DEFAULT_SQLITE",
@@ -20,10 +20,6 @@ __all__ = [
     "require_ingest_index",
     "resolve_store_url",
 ]
-
-
-class NoIngestIndex(StoreUnavailable):
-    """The store answers but `ingest run` never wrote there (wrong prefix, wrong cluster): exit 3."""
 
 
 def resolve_store_url(store: str | None) -> str:

@@ -36,6 +36,11 @@ class StoreUnavailable(StoreError):
     """The store cannot be reached or refused us (exit 3, nothing written)."""
 
 
+class NoIngestIndex(StoreUnavailable):
+    """The store answers but `ingest run` never wrote there (wrong prefix, wrong cluster), or an
+    index or alias a reader needs is gone: exit 3, never an empty answer."""
+
+
 class StoreConfigError(StoreError):
     """The store named cannot be used as given (unknown scheme, bad prefix): a usage error (exit 2)."""
 

@@ -25,15 +25,19 @@ Ownership: the meta document ``layout`` records every concrete index this prefix
 those are deleted or put behind its aliases (names are matched exactly, never by wildcard), so a
 prefix that starts with another one (``kb``, ``kb-chunks_eu``) never touches the other's indices.
 Every run first calls :meth:`ElasticsearchStore.reconcile_access`, which makes each role alias
-cover exactly what ``[roles]`` allows and takes foreign indices out of our aliases.
+cover exactly what ``[roles]`` allows, with its access filter, and takes foreign indices out of our
+aliases. Under its write lock a run deletes recorded indices outside the live build and our aliases
+(a killed ``--full``'s half-built ones).
 
 The write lock (``P-meta``, _id ``lock``) carries a random token; it is renewed with retries and
 checked before every write batch, so a run that lost it stops (StoreLocked) and never writes again.
 ``timeout`` bounds every operation against a cluster that stops answering.
 
 Access is separated by index: a chunk lives only in its label's index, so a key allowed to read
-``P-chunks-public`` alone cannot reach a staff chunk by search or by ID. Searches additionally
-filter ``access`` inside the query.
+``P-chunks-public`` alone cannot reach a staff chunk by search or by ID. Each role alias also
+carries the filter ``{"terms": {"access": [the role's labels]}}``, so a chunk copied outside ingest
+into another label's index is still not returned through it. Searches additionally filter ``access``
+inside the query.
 
 Mappings come from ``mappings/chunks.json``, ``documents.json`` and ``meta.json`` (``dynamic:
 strict``). ``title`` and ``section`` are ``keyword`` (exact filters, aggregations, Kibana columns)

@@ -11,6 +11,7 @@ import re
 import secrets
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from elasticsearch import ApiError, AuthorizationException, NotFoundError, TransportError
@@ -155,6 +156,16 @@ class IndexNames:
         pairs.add((documents_index, self.documents_alias))
         return pairs
 
+    def alias_filter(self, alias: str, roles: Mapping[str, Sequence[str]]) -> dict[str, Any] | None:
+        """The filter a role alias carries: only chunks whose access label the role may read, whatever
+        index they sit in (a chunk copied into the wrong label's index is never returned through it).
+        The other aliases (all chunks, documents) carry none."""
+        role_prefix = f"{self.all_alias}-"
+        if not alias.startswith(role_prefix):
+            return None
+        labels = roles.get(alias[len(role_prefix) :])
+        return None if labels is None else {"terms": {"access": sorted(labels)}}
+
 
 @dataclasses.dataclass
 class Layout:
@@ -278,6 +289,33 @@ class IndexLayout:
             )
         return problems
 
+    def _search_body(self, index: str, body: dict[str, Any]) -> Any:
+        return self.t.es.search(index=index, body=body).body
+
+    def abandoned_builds(self, layout: Layout) -> list[str]:
+        """Indices this prefix recorded as its own that are not the live build and that none of our
+        aliases covers: what a killed ``--full`` left half-built (or an old build a switch could not
+        drop). Only recorded names, never a wildcard: another prefix's indices are never among them."""
+        n = self.names
+        ours = {n.all_alias, n.documents_alias, *(n.role_alias(r) for r in (*self.settings.roles, *layout.roles))}
+        existing = self.existing([index for index in layout.owned if index not in layout.live])
+        return sorted(index for index, aliases in existing.items() if not aliases & ours)
+
+    def drop_abandoned_builds(self) -> list[str]:
+        """Delete :meth:`abandoned_builds` and forget them; only under the run's write lock (a
+        ``--full`` in progress holds that lock, so its build is never taken for an abandoned one)."""
+        layout = self.read()
+        if layout is None or not layout.documents:
+            return []
+        dropped = self.abandoned_builds(layout)
+        if not dropped:
+            return []
+        self.check_lock()
+        t = self.t
+        t.call(lambda: t.es.indices.delete(index=",".join(dropped), ignore_unavailable=True))
+        self.record(dataclasses.replace(layout, owned=sorted(set(layout.owned) - set(dropped))))
+        return dropped
+
     # --- making it so ----------------------------------------------------------------------------
     def ensure(self) -> Layout:
         """Create the meta index, the label and documents indices and every alias if missing;
@@ -325,16 +363,51 @@ class IndexLayout:
         drift = [] if full else self.check_mappings(layout, report=check)
         actions, changes = self.access_plan(layout, roles, check=check)
         changes += [f"mapping changed outside ingest: {problem}" for problem in drift]
-        if not check:
+        if check:
+            changes += self.misplaced_chunks(layout)
+            changes += [
+                f"{index} is an index of prefix {self.names.prefix!r} outside the live build (left by a killed "
+                "`ingest run --full`, or one in progress): the next run deletes it"
+                for index in self.abandoned_builds(layout)
+            ]
+        else:
             self.apply(actions)
         return changes
+
+    def misplaced_chunks(self, layout: Layout) -> list[str]:
+        """Label indices holding chunks of another access label (ingest never writes one there: a
+        copy made outside ingest, e.g. a mis-routed reindex or restore). The role aliases' filters
+        keep them from readers of that label; they are reported so that someone removes them."""
+        t = self.t
+        found: list[str] = []
+        for label, index in sorted(layout.chunks.items()):
+            body = {
+                "query": {"bool": {"must_not": {"term": {"access": label}}}},
+                "size": 3,
+                "track_total_hits": True,
+                "_source": ["chunk_id", "access"],
+                "sort": [{"chunk_id": "asc"}],
+            }
+            resp: Any = t.call(partial(self._search_body, index, body), missing=None)
+            total = resp["hits"]["total"]["value"] if resp else 0
+            if total:
+                examples = ", ".join(
+                    f"{h['_source'].get('chunk_id', h['_id'])} (access {h['_source'].get('access')!r})"
+                    for h in resp["hits"]["hits"]
+                )
+                found.append(
+                    f"{index} (access label {label!r}) holds {total} chunk(s) of another access label, e.g. "
+                    f"{examples}: copied there outside ingest; delete them from {index}"
+                )
+        return found
 
     def access_plan(self, layout: Layout, roles: Mapping[str, Sequence[str]], check: bool) -> tuple[Actions, list[str]]:
         """The _aliases actions that make the aliases match ``layout`` and ``roles``, and what each does."""
         n = self.names
         role_prefix = f"{n.all_alias}-"
         ours = {n.all_alias, n.documents_alias, *(n.role_alias(r) for r in (*roles, *layout.roles))}
-        owned = self.existing(layout.owned)
+        specs = self._get_alias(layout.owned) if layout.owned else {}
+        owned = {index: set(spec.get("aliases", {})) for index, spec in specs.items() if index in layout.owned}
         current = {
             (index, alias)
             for index, aliases in owned.items()
@@ -352,9 +425,29 @@ class IndexLayout:
                 f"alias {alias} covers {index} ({why})" if check else f"removed {index} from alias {alias} ({why})"
             )
         for index, alias in sorted(desired - current):
-            actions.append({"add": {"index": index, "alias": alias}})
+            actions.append(self._add(index, alias, roles))
             changes.append(f"alias {alias} lacks {index}" if check else f"added {index} to alias {alias}")
+        for index, alias in sorted(desired & current):
+            # A role alias without its access filter (made by an older ingest, or changed by hand):
+            # adding it again replaces its filter.
+            want = n.alias_filter(alias, roles)
+            have = specs.get(index, {}).get("aliases", {}).get(alias, {}).get("filter")
+            if want != have:
+                actions.append(self._add(index, alias, roles))
+                labels = ", ".join(want["terms"]["access"]) if want else "none"
+                changes.append(
+                    f"alias {alias} on {index} lacks its access filter (labels: {labels})"
+                    if check
+                    else f"set the access filter of alias {alias} on {index} (labels: {labels})"
+                )
         return actions, changes
+
+    def _add(self, index: str, alias: str, roles: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+        action: dict[str, Any] = {"index": index, "alias": alias}
+        found = self.names.alias_filter(alias, roles)
+        if found is not None:
+            action["filter"] = found
+        return {"add": action}
 
     def _why_removed(
         self, index: str, alias: str, layout: Layout, owned: Mapping[str, Any], roles: Mapping[str, Sequence[str]]

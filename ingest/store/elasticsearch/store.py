@@ -17,8 +17,10 @@ from ingest.store.base import (
     AmbiguousPrefix,
     ChunkNotFound,
     Counts,
+    NoIngestIndex,
     SearchEntry,
     StoreError,
+    StoreLocked,
     WriteReport,
     lookup_prefix,
 )
@@ -184,6 +186,19 @@ class ElasticsearchStore(IndexNames, SearchEntry):
                 lambda: self.es.indices.refresh(index=targets, ignore_unavailable=True, allow_no_indices=True),
                 missing=None,
             )
+            # Half-built indices of a killed --full (recorded by this prefix, not live, in no alias
+            # of ours): deleted now that no rebuild of this prefix can be running.
+            try:
+                dropped = self._layout.drop_abandoned_builds()
+            except StoreLocked:
+                raise
+            except StoreError as exc:  # e.g. credentials that may not delete indices: the run goes on
+                dropped = []
+                self.warnings.append(f"indices a killed `ingest run --full` left could not be deleted ({exc})")
+            if dropped:
+                self.warnings.append(
+                    f"deleted {len(dropped)} index(es) a killed `ingest run --full` left: {', '.join(dropped)}"
+                )
             yield
             completed = True
         finally:
@@ -312,8 +327,30 @@ class ElasticsearchStore(IndexNames, SearchEntry):
             return []  # a role that may read nothing (no alias exists to search)
         check_query_size(query)
         body = search_body(query, reader.labels, as_of, top, doc_id)
-        hits = self._t.search(self._chunks_read_target(reader.role), body, search_type=SEARCH_TYPE)
+        target = self._chunks_read_target(reader.role)
+        resp = self._t.search_response(target, body, search_type=SEARCH_TYPE)
+        if resp is None and reader.role and self._build is None:
+            self._missing_role_alias(target)
+        hits = resp["hits"]["hits"] if resp else []
         return [Hit(Chunk.from_json(hit["_source"]), float(hit["_score"] or 0.0)) for hit in hits]
+
+    def _missing_role_alias(self, alias: str) -> None:
+        """A role that may read labels has an alias once a run wrote this prefix: when it is gone
+        (removed by hand, or its indices deleted or recreated outside ingest), "no hits" would be a
+        lie. A prefix holding nothing at all is left to require_ingest_index ("no ingest index")."""
+
+        def prefix_exists() -> bool:
+            try:
+                return bool(self.es.indices.exists_alias(name=self.all_alias).body)
+            except AuthorizationException:
+                return True  # a reader of its role alias only: cannot tell, and "no hits" would be a lie
+
+        if self._t.call(prefix_exists, missing=False):
+            raise NoIngestIndex(
+                f"{self.name}: the role alias {alias} does not exist (index prefix {self.prefix!r} is "
+                "there): it was removed, or its indices deleted or recreated, outside ingest; searches "
+                "through it cannot answer. The next `ingest run` repairs it."
+            )
 
     def counts(self) -> Counts:
         aggs = {field: {"terms": {"field": field, "size": 10000}} for field in COUNTED_FIELDS}

@@ -32,9 +32,10 @@ def write_chunks(
         actions = _index_actions(label_index, batch, source, report)
         # A chunk whose label changed (same ID) leaves its old label's index first: a copy left
         # under the old label would stay readable by roles the new label excludes (and the
-        # record, listing the ID, would never show it as an orphan). A copy that cannot be
-        # removed refuses that chunk; one removed but not yet rewritten is missing, which the
-        # next run's repair notices.
+        # record, listing the ID, would never show it as an orphan). One removed but not yet
+        # rewritten is missing, which the next run's repair notices. A copy that cannot be removed
+        # (the old index refuses writes) stays readable under its old label: that is a store
+        # fault the run stops on, saying so (never reported as "taken out").
         targets = {a["_id"]: a["_index"] for a in actions}
         moves = [
             {"_op_type": "delete", "_index": index, "_id": chunk_id}
@@ -43,16 +44,27 @@ def write_chunks(
         ]
         if moves:
             _, move_errors = t.bulk(moves)
-            report.errors.extend(
-                ItemError(e.id, f"its copy under its old access label could not be removed: {e.reason}")
-                for e in move_errors
-            )
-            stuck = {e.id for e in move_errors}
-            actions = [a for a in actions if a["_id"] not in stuck]
+            if move_errors:
+                raise _stuck_under_old_label(t, label_index, moves, move_errors)
         written, errors = t.bulk(actions)
         report.written += written
         report.errors.extend(errors)
     return report
+
+
+def _stuck_under_old_label(
+    t: Transport, label_index: Mapping[str, str], moves: list[Action], errors: list[ItemError]
+) -> StoreError:
+    first = errors[0]
+    index = next((m["_index"] for m in moves if m["_id"] == first.id), "?")
+    label = next((name for name, where in label_index.items() if where == index), "?")
+    more = f" (and {len(errors) - 1} more chunks)" if len(errors) > 1 else ""
+    return StoreError(
+        f"{t.where}: the access label of chunk {first.id}{more} changed, but its copy in {index} (access "
+        f"{label!r}) could not be removed: {first.reason}. It is STILL READABLE under access {label!r} "
+        f"until {index} accepts writes again (e.g. its write block is lifted) and a run completes; "
+        "the run stopped before writing this batch."
+    )
 
 
 def _index_actions(
