@@ -286,6 +286,15 @@ def test_a_key_given_twice_in_the_information_dictionary_is_a_problem(entries: b
     assert single.metadata["access"] == "public"
 
 
+@pytest.mark.parametrize("entries", [b"/Title (LaTeX News) /Title ()", b"/Title () /Title (LaTeX News)"])
+def test_an_empty_repeat_of_a_key_declares_nothing(entries: bytes) -> None:
+    """hyperref writes `/Title (LaTeX News)` and later `/Title ()` in one dictionary (49 TeX Live
+    manuals): the empty value gives nothing, so the title stands and nothing is rejected."""
+    info = b"<< " + entries + b" /doc_id (news) /version (1) /access (public) >>"
+    pdf = hand_made_pdf(b"BT /F1 12 Tf 72 700 Td (News of the release.) Tj ET", info)
+    assert parse_bytes(pdf, "news.pdf").metadata["title"] == "LaTeX News"
+
+
 def test_metadata_objects_that_are_not_text_stay_structured_for_the_checks():
     from pypdf.generic import ArrayObject, DictionaryObject, NameObject, NumberObject
 

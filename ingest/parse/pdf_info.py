@@ -39,6 +39,19 @@ def _open_reader(data: bytes) -> PdfReader:
     return reader
 
 
+def _add_declared(given: list[Any], value: Any) -> None:
+    """An empty or repeated value declares nothing new: hyperref writes `/Title (LaTeX News)` and
+    later `/Title ()` in the same dictionary (49 TeX Live manuals do)."""
+    if value in ("", None):
+        if not given:
+            given.append(value)
+    elif value not in given:
+        if given and given[0] in ("", None):
+            given[0] = value
+        else:
+            given.append(value)
+
+
 def _information_fields(reader: PdfReader) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     try:
@@ -49,11 +62,12 @@ def _information_fields(reader: PdfReader) -> dict[str, Any]:
         values_by_name: dict[str, list[Any]] = {}
         for key, value in entries:
             name = key.lstrip("/").lower()
+            plain = _plain_value(value)
             if name:
-                values_by_name.setdefault(name, []).append(_plain_value(value))
-        # A key given twice (`/access (public) /access (staff)`, or `/Access` and `/access`) keeps
-        # every value, so the metadata check reports "given 2 times" instead of picking one:
-        # pypdf keeps the first, MuPDF shows the last.
+                _add_declared(values_by_name.setdefault(name, []), plain)
+        # A key given twice with different values (`/access (public) /access (staff)`, or `/Access`
+        # and `/access`) keeps every value, so the metadata check reports "given 2 times" instead of
+        # picking one: pypdf keeps the first, MuPDF shows the last.
         fields = {name: values[0] if len(values) == 1 else values for name, values in values_by_name.items()}
     except Exception:  # noqa: BLE001 - a damaged information dictionary yields no fields, not a failure
         fields = {}
