@@ -30,6 +30,7 @@ from ingest.listing import relative_source
 from ingest.listing import shown as shown
 from ingest.metadata import (
     INVENTORY,
+    RULES_VERSION,
     Visibility,
     cross_document_problems,
     declared_visibility,
@@ -354,9 +355,10 @@ def _parse_inventory(data: bytes | None) -> tuple[Mapping[str, Mapping[str, Any]
 
 
 def scan_fingerprint(inventory: bytes | None, settings: Settings) -> str:
-    """What decides a file's metadata besides its own bytes and path: inventory, settings, parser."""
+    """What decides a file's metadata besides its own bytes and path: inventory, settings, parser,
+    and the metadata rules (a release that changes what is valid re-checks what the memo vouched for)."""
     digest = hashlib.sha256(b"inventory:" + (inventory if inventory is not None else b"<none>"))
-    digest.update(f"|settings:{settings!r}|parser:{PARSER_VERSION}".encode())
+    digest.update(f"|settings:{settings!r}|parser:{PARSER_VERSION}|rules:{RULES_VERSION}".encode())
     return digest.hexdigest()
 
 

@@ -246,6 +246,11 @@ def _field(
     return value
 
 
+# Bump when what counts as valid metadata changes (or how a format's fields are read): a run's scan
+# memo then re-checks every file instead of reusing the last run's verdicts.
+RULES_VERSION = "2"
+
+
 def resolve_metadata(
     source: str,
     file_fields: Mapping[str, Any],

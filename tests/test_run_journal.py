@@ -117,3 +117,14 @@ def test_a_rejected_file_is_reported_again_without_being_parsed_again(tmp_path, 
     third = run(corpus, store, workers=1)
     assert [p.source for p in third.plan.problems] == ["documents/bad.md"] and not third.ok
     store.close()
+
+
+def test_the_scan_memo_is_not_trusted_across_metadata_rule_versions(monkeypatch):
+    """A release that changes what valid metadata is (RULES_VERSION) must re-check files the last
+    run's memo vouched for: 49 TeX Live manuals stayed rejected by a fixed rule until it did."""
+    from ingest import corpus
+    from ingest.settings import Settings
+
+    before = corpus.scan_fingerprint(b"x", Settings())
+    monkeypatch.setattr(corpus, "RULES_VERSION", corpus.RULES_VERSION + "-next")
+    assert corpus.scan_fingerprint(b"x", Settings()) != before
