@@ -16,7 +16,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -34,6 +34,7 @@ from ingest.metadata import (
     Visibility,
     cross_document_problems,
     declared_visibility,
+    entry_visibility,
     found_doc_id,
     found_key,
     read_inventory,
@@ -267,9 +268,10 @@ def _check_file(
     try:
         data = read_document(path)
     except OSError as exc:
-        return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc.strerror or exc}"])
+        problem = f"{source}: unreadable file: {exc.strerror or exc}"
+        return _rejected(source, {}, entry, [problem], visibility=entry_visibility(entry))
     except UnreadableFile as exc:
-        return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc}"])
+        return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc}"], visibility=entry_visibility(entry))
     sha256 = hashlib.sha256(data).hexdigest()
     parsed: ParsedDocument | None = None
     fields: Mapping[str, Any]
@@ -486,7 +488,22 @@ def scan_corpus(
     results = _in_order(paths, root, reused, checked, on_file, on_accepted)
     if not inventory_skipped:
         inventory_problems += _entries_naming_no_file(root, inventory, listing)
-    return _assemble(root, results, listing, inventory_problems, fingerprint, listed)
+    scan = _assemble(root, results, listing, inventory_problems, fingerprint, listed)
+    unread = _inventory_visibility(listing, inventory)
+    return replace(scan, rejected_visibility={**unread, **scan.rejected_visibility}) if unread else scan
+
+
+def _inventory_visibility(
+    listing: Listing, inventory: Mapping[str, Mapping[str, Any]]
+) -> dict[str, tuple[str, Visibility | None]]:
+    """Paths that could not be read, with the access, dates and status their inventory entry gives (its
+    own fields only): a stored version the inventory now narrows must not be kept as it was."""
+    found: dict[str, tuple[str, Visibility | None]] = {}
+    for problem in listing.file_problems:
+        declared = entry_visibility(inventory.get(problem.source.removeprefix(DOCUMENTS + "/")))
+        if declared:
+            found[problem.source] = ("", declared)
+    return found
 
 
 def _inventory_still_holds(memo: ScanMemo | None, fingerprint: str, listed: str, todo: list[Path]) -> bool:
@@ -547,7 +564,11 @@ def _assemble(
     documents = []
     rejected = [result.problems for result in results if isinstance(result, Rejected)] + listing.file_problems
     defaulted: list[str] = []
-    visibility = {r.source: (r.sha256, r.visibility) for r in results if isinstance(r, Rejected) and r.sha256}
+    visibility = {
+        r.source: (r.sha256, r.visibility)
+        for r in results
+        if isinstance(r, Rejected) and (r.sha256 or r.visibility is not None)
+    }
     for result in passed:
         if result.source in cross:
             rejected.append(DocumentProblems(result.source, result.document.meta.doc_id, tuple(cross[result.source])))

@@ -359,6 +359,7 @@ def found_doc_id(file_fields: Any, inventory_fields: Mapping[str, Any] | None) -
 
 
 Visibility = tuple[tuple[str, tuple[str, ...]], ...]  # (field, every value declared for it), sorted
+VISIBILITY_NAMES = ("access", "effective_from", "effective_to", "status")
 
 
 def declared_visibility(
@@ -382,6 +383,16 @@ def _declared_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     return value.isoformat() if isinstance(value, date) else repr(value)
+
+
+def entry_visibility(entry: Mapping[str, Any] | None) -> Visibility | None:
+    """The access, dates and status an inventory entry gives itself (None when it gives none)."""
+    if not isinstance(entry, Mapping):
+        return None
+    given = {name: entry[name] for name in VISIBILITY_NAMES if entry.get(name) is not None}
+    if not given:
+        return None
+    return tuple(pair for pair in declared_visibility({}, given, "") if pair[0] in given)
 
 
 def visibility_of(meta: DocumentMeta) -> Visibility:

@@ -49,7 +49,7 @@ from ingest.plan import parsed_document as parsed_document
 from ingest.plan import plan_sync as plan_sync
 from ingest.plan import record_for as record_for
 from ingest.plan import settings_fingerprint as settings_fingerprint
-from ingest.plan import visibility_changes
+from ingest.plan import text_digest, visibility_changes
 from ingest.plan import with_corpus_limits as with_corpus_limits
 from ingest.settings import ChunkSettings, Settings, SettingsError
 from ingest.store.base import Store
@@ -205,7 +205,8 @@ def _dry_run(store: Store, job: _Job) -> RunResult:
         accept_edits=job.accept_edits,
         early=early,
         tombstones=read_tombstones(meta),
-        stored_chunks=None if full else lambda old: store.document_chunks(old.doc_id, old.version),
+        stored_chunks=lambda old: store.document_chunks(old.doc_id, old.version),
+        previous={r.key: r for r in stored},
     )
     _give_reason(plan, rebuild_reason)
     result = RunResult(store.name, plan, scan.seen, dry_run=True, defaulted_access=scan.defaulted_access)
@@ -275,31 +276,40 @@ def _strict_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
     if not planned.plan.problems:
         return _locked_run(store, job, ahead)
     plan = planned.plan
-    safety = {old.key: old for old in plan.to_remove if old.key in plan.withdrawn}
+    # Removals only narrow what readers see: every one the plan makes is made (a version that left the
+    # folder, or whose replacement is not written now, must not stay readable under its old access).
+    removals = {old.key: old for old in plan.to_remove}
+    withdrawn = {key for key in removals if key in plan.withdrawn}
     for doc, _, old in plan.to_write:
         if old is not None and old.key == doc.meta.key and visibility_changes(doc, old):
-            safety[old.key] = old
+            removals[old.key] = old
+            withdrawn.add(old.key)
     rejected = len({p.source for p in plan.problems})
     note = f"not written: --strict and {rejected} document(s) rejected"
     items = []
     for item in plan.items:
-        if item.key in safety and item.action in ("removed", "changed", "moved"):
-            old = safety[item.key]
+        if item.key in withdrawn and item.action in ("changed", "moved"):
+            old = removals[item.key]
             item = PlannedDocument("removed", item.key, old.source, f"withdrawn: {item.reason}", delete=old.chunk_count)
         elif item.action in ("new", "changed", "moved"):
             item = replace(item, action="rejected" if item.action == "new" else "kept", reason=note, write=0, delete=0)
-        elif item.action == "removed":
-            item = replace(item, action="kept", reason=note, delete=0)
         items.append(item)
     refused = Plan(
         items=items,
-        to_remove=list(safety.values()),
+        to_remove=list(removals.values()),
         problems=plan.problems,
         folders=plan.folders,
         held=set(),
-        withdrawn=set(safety),
-        tombstones={**plan.tombstones, **{key: old.source_sha256 for key, old in safety.items()}},
+        withdrawn=withdrawn,
+        tombstones={
+            **{
+                key: text_digest(store.document_chunks(removals[key].doc_id, removals[key].version))
+                for key in withdrawn
+            },
+            **plan.tombstones,
+        },
     )
+    safety = removals
     result = RunResult(store.name, refused, planned.seen, defaulted_access=planned.defaulted_access)
     result.strict_refused = True
     stored = store.documents()
@@ -332,7 +342,16 @@ def _full_run(
     with store.full_rebuild() as fresh:
         early = _EarlyWriter(fresh, {}, job.chunking, job.batch_chunks, None)
         scan = _scan(job, stored, meta, True, early)
-        plan = plan_sync(scan, [], job.chunking, full=True, early=early, tombstones=read_tombstones(meta))
+        plan = plan_sync(
+            scan,
+            [],
+            job.chunking,
+            full=True,
+            early=early,
+            tombstones=read_tombstones(meta),
+            stored_chunks=lambda old: store.document_chunks(old.doc_id, old.version),
+            previous=old_keys,
+        )
         _give_reason(plan, rebuild_reason)
         result = RunResult(store.name, plan, scan.seen, defaulted_access=scan.defaulted_access)
         result.written, result.errors = early.written, list(early.errors)

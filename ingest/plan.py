@@ -185,6 +185,7 @@ def plan_sync(
     early: _EarlyWriter | None = None,
     tombstones: Mapping[str, str] | None = None,
     stored_chunks: Callable[[DocumentRecord], list[Chunk]] | None = None,
+    previous: Mapping[str, DocumentRecord] | None = None,
 ) -> Plan:
     """Compare the folder with the store's records; decides, writes nothing (but deletes again
     the chunks ``early`` wrote during the scan for documents it does not take).
@@ -201,30 +202,49 @@ def plan_sync(
     plan.tombstones = {key: sha for key, sha in (tombstones or {}).items() if key in in_folder}
     for doc in scan.documents:
         old = stored_by_key.get(doc.meta.key)
-        if old is None and _edited_after_withdrawal(plan, doc, accept_edits):
+        if old is None and _edited_after_withdrawal(plan, doc, accept_edits, scan.root, chunking):
             continue
-        metadata_only = (
-            old is not None
-            and old.source_sha256 != doc.sha256
-            and not accept_edits
-            and stored_chunks is not None
-            and _same_text(doc, old, scan.root, chunking, stored_chunks)
-        )
+        edited = old is not None and old.source_sha256 != doc.sha256 and not accept_edits
+        metadata_only = edited and old is not None and _same_text(doc, old, scan.root, chunking, stored_chunks)
+        prior = (previous or {}).get(doc.meta.key) if full else None
+        if prior is not None and prior.source_sha256 != doc.sha256 and not accept_edits:
+            # A rebuild is no way around the edit check: the live store's version is the reference.
+            if not _same_text(doc, prior, scan.root, chunking, stored_chunks):
+                _refuse_edit(plan, doc, prior)
+                if prior.key not in plan.withdrawn:
+                    plan.held.add(doc.meta.doc_id)  # the live version is carried into the rebuild
+                continue
+            metadata_only = True
         _plan_document(plan, doc, old, scan.root, chunking, accept_edits or metadata_only, early, metadata_only)
     if early is not None:
         early.undo_rejected()
     _plan_removals(plan, scan, stored_by_key)
+    if stored_chunks is not None:  # remember withdrawn versions by their text: a front-matter fix gets back in
+        for old in plan.to_remove:
+            if old.key in plan.withdrawn:
+                plan.tombstones[old.key] = text_digest(stored_chunks(old))
     return plan
 
 
-def _edited_after_withdrawal(plan: Plan, doc: ScannedDocument, accept_edits: bool) -> bool:
-    """A withdrawn version's file with other bytes and no --accept-edits: refused as any edit without a
-    version bump is (and it stays withdrawn); with its old bytes, or --accept-edits, it is indexed."""
+def text_digest(chunks: Iterable[Chunk]) -> str:
+    """What a reader is cited: every chunk's ID, text, pages and heading path, in order."""
+    digest = hashlib.sha256()
+    for chunk in sorted(chunks, key=lambda c: c.position):
+        digest.update(repr((chunk.chunk_id, chunk.text, tuple(chunk.pages), tuple(chunk.heading_path))).encode())
+    return "text:" + digest.hexdigest()
+
+
+def _edited_after_withdrawal(
+    plan: Plan, doc: ScannedDocument, accept_edits: bool, root: Path, chunking: ChunkSettings
+) -> bool:
+    """A withdrawn version's file with other text and no --accept-edits: refused as any edit without a
+    version bump is (and it stays withdrawn); with its old text (its front matter fixed, say), or
+    --accept-edits, it is indexed."""
     key = doc.meta.key
     withdrawn_sha = plan.tombstones.get(key)
     if withdrawn_sha is None:
         return False
-    if withdrawn_sha == doc.sha256 or accept_edits:
+    if withdrawn_sha in (doc.sha256, _current_digest(doc, root, chunking)) or accept_edits:
         del plan.tombstones[key]
         return False
     plan.problems.append(
@@ -232,9 +252,8 @@ def _edited_after_withdrawal(plan: Plan, doc: ScannedDocument, accept_edits: boo
             doc.source,
             doc.meta.doc_id,
             (
-                f"{doc.source}: version: content changed but version {doc.meta.version!r} did not (the withdrawn "
-                f"version had sha256 {withdrawn_sha[:12]}…, file has {doc.sha256[:12]}…); bump the version, or "
-                "pass --accept-edits to replace it deliberately",
+                f"{doc.source}: version: content changed but version {doc.meta.version!r} did not (the text of "
+                "the withdrawn version differs); bump the version, or pass --accept-edits to replace it deliberately",
             ),
         )
     )
@@ -269,20 +288,21 @@ def _same_text(
     old: DocumentRecord,
     root: Path,
     chunking: ChunkSettings,
-    stored_chunks: Callable[[DocumentRecord], list[Chunk]],
+    stored_chunks: Callable[[DocumentRecord], list[Chunk]] | None,
 ) -> bool:
-    """Whether a file whose bytes changed still gives the stored version's chunks, text for text: then
-    only its metadata (front matter, PDF information) was edited, and citations still hold."""
-    if old.settings_fingerprint != settings_fingerprint(chunking):
+    """Whether a file whose bytes changed still gives the stored version's chunks — IDs, text, pages —
+    exactly: then only its metadata (front matter, PDF information) was edited, and citations hold."""
+    if stored_chunks is None or old.settings_fingerprint != settings_fingerprint(chunking):
         return False
+    current = _current_digest(doc, root, chunking)
+    return current is not None and current == text_digest(stored_chunks(old))
+
+
+def _current_digest(doc: ScannedDocument, root: Path, chunking: ChunkSettings) -> str | None:
     try:
-        chunks = chunk_document(parsed_document(doc, root), chunking)
+        return text_digest(chunk_document(parsed_document(doc, root), chunking))
     except (OSError, UnreadableFile, ChunkLimitExceeded):
-        return False
-    stored = sorted(stored_chunks(old), key=lambda chunk: chunk.position)
-    return [(c.chunk_id, c.text, c.heading_path) for c in chunks] == [
-        (c.chunk_id, c.text, c.heading_path) for c in stored
-    ]
+        return None
 
 
 # Who may read a version, and when: the stored chunks must never stay readable by other roles or
@@ -317,6 +337,24 @@ def _withdraw_if_visibility_changed(plan: Plan, doc: ScannedDocument, old: Docum
     plan.tombstones[old.key] = old.source_sha256
 
 
+def _refuse_edit(plan: Plan, doc: ScannedDocument, old: DocumentRecord) -> None:
+    """Other text under a stored version: refused (its citations would point at new text), and the
+    stored version withdrawn when the edit also narrows who may read it or when."""
+    plan.problems.append(
+        DocumentProblems(
+            doc.source,
+            doc.meta.doc_id,
+            (
+                f"{doc.source}: version: content changed but version {doc.meta.version!r} did not "
+                f"(store holds sha256 {old.source_sha256[:12]}…, file has {doc.sha256[:12]}…); "
+                "bump the version, or pass --accept-edits to replace it deliberately",
+            ),
+        )
+    )
+    plan.items.append(PlannedDocument("rejected", doc.meta.key, doc.source, "content changed, version did not"))
+    _withdraw_if_visibility_changed(plan, doc, old)
+
+
 def _plan_document(
     plan: Plan,
     doc: ScannedDocument,
@@ -333,19 +371,7 @@ def _plan_document(
     key = doc.meta.key
     plan.present.add(key)
     if old is not None and old.source_sha256 != doc.sha256 and not edits:
-        plan.problems.append(
-            DocumentProblems(
-                doc.source,
-                doc.meta.doc_id,
-                (
-                    f"{doc.source}: version: content changed but version {doc.meta.version!r} did not "
-                    f"(store holds sha256 {old.source_sha256[:12]}…, file has {doc.sha256[:12]}…); "
-                    "bump the version, or pass --accept-edits to replace it deliberately",
-                ),
-            )
-        )
-        plan.items.append(PlannedDocument("rejected", key, doc.source, "content changed, version did not"))
-        _withdraw_if_visibility_changed(plan, doc, old)
+        _refuse_edit(plan, doc, old)
         return
     action, reasons = ("new", []) if old is None else _changes(doc, old, settings_fingerprint(chunking))
     if action == "unchanged":
