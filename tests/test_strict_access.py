@@ -146,3 +146,74 @@ def test_a_withdrawn_edit_stays_out_until_a_version_bump_or_accept_edits(tmp_pat
     done = ingest("run", str(corpus), "--accept-edits", "--json", *store_args)
     assert done.returncode == 0, done.stdout + done.stderr
     assert public_hits(corpus, store_args, "quagga") == {"pub-doc"}
+
+
+def test_a_refused_strict_run_removes_a_version_whose_narrowed_replacement_it_does_not_write(tmp_path, store_args):
+    """v1 public stored; the folder now has v2 staff (valid) and an unrelated rejected file: --strict
+    writes nothing, but v1 must not stay public (re-check pass N1)."""
+    corpus = tmp_path / "corpus"
+    doc = write_doc(corpus, "pub.md", "pub-doc", salt="zebracorn")
+    assert ingest("run", str(corpus), "--quiet", *store_args).returncode == 0
+    doc.write_text(
+        doc.read_text(encoding="utf-8").replace("access: public", "access: staff").replace('version: "1"', 'version: "2"'),
+        encoding="utf-8",
+    )
+    (corpus / "documents" / "bad.md").write_text("---\ndoc_id: BAD\n---\nx\n", encoding="utf-8")
+
+    done = ingest("run", str(corpus), "--strict", "--json", *store_args)
+
+    assert done.returncode == 1
+    data = json.loads(done.stdout)
+    assert data["chunks"]["written"] == 0 and data["documents"]["removed"] == 1
+    assert public_hits(corpus, store_args, "zebracorn") == set()
+
+
+def test_full_refuses_edited_text_under_a_stored_version(tmp_path, store_args):
+    """--full is no way around "content changed but version did not" (re-check pass N4)."""
+    corpus = tmp_path / "corpus"
+    doc = write_doc(corpus, "pub.md", "pub-doc", salt="zebracorn")
+    assert ingest("run", str(corpus), "--quiet", *store_args).returncode == 0
+    doc.write_text(doc.read_text(encoding="utf-8").replace("zebracorn", "quagga"), encoding="utf-8")
+
+    done = ingest("run", str(corpus), "--full", "--json", *store_args)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert public_hits(corpus, store_args, "quagga") == set()
+    assert public_hits(corpus, store_args, "zebracorn") == {"pub-doc"}  # the stored version is carried
+
+
+def test_a_withdrawn_version_whose_front_matter_is_fixed_comes_back(tmp_path, store_args):
+    """Withdrawn for a bad label; the label fixed (text never changed): indexed again, no
+    --accept-edits needed (re-check pass N7)."""
+    corpus = tmp_path / "corpus"
+    doc = write_doc(corpus, "pub.md", "pub-doc", salt="zebracorn")
+    assert ingest("run", str(corpus), "--quiet", *store_args).returncode == 0
+    original = doc.read_text(encoding="utf-8")
+    doc.write_text(original.replace("access: public", "access: Staff"), encoding="utf-8")
+    assert ingest("run", str(corpus), "--quiet", *store_args).returncode == 1
+    assert public_hits(corpus, store_args, "zebracorn") == set()
+    doc.write_text(original.replace("access: public", "access: public\ntags: [fixed]"), encoding="utf-8")
+
+    done = ingest("run", str(corpus), "--json", *store_args)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert public_hits(corpus, store_args, "zebracorn") == {"pub-doc"}
+
+
+def test_an_inventory_narrowing_withdraws_the_version_of_a_file_that_cannot_be_read(tmp_path, store_args):
+    corpus = tmp_path / "corpus"
+    doc = corpus / "documents" / "pub.md"
+    doc.parent.mkdir(parents=True)
+    doc.write_text("---\ndoc_id: pub-doc\nversion: '1'\ntitle: Pub\n---\n# Pub\n\nzebracorn text.\n", encoding="utf-8")
+    (corpus / "inventory.yaml").write_text("pub.md:\n  access: public\n", encoding="utf-8")
+    assert ingest("run", str(corpus), "--quiet", *store_args).returncode == 0
+    (corpus / "inventory.yaml").write_text("pub.md:\n  access: staff\n", encoding="utf-8")
+    outside = tmp_path / "outside.md"
+    doc.rename(outside)
+    doc.symlink_to(outside)  # a symlink out of the corpus: never followed, the path cannot be read
+
+    done = ingest("run", str(corpus), "--json", *store_args)
+
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["documents"]["removed"] == 1
+    assert public_hits(corpus, store_args, "zebracorn") == set()
