@@ -324,17 +324,14 @@ def _withdraw_if_visibility_changed(plan: Plan, doc: ScannedDocument, old: Docum
         return
     now = record_for(doc, [], "")
     fields = ", ".join(f"{f} {getattr(old, f)!r} → {getattr(now, f)!r}" for f in changed)
-    message = (
+    _withdraw(
+        plan,
+        old,
+        fields,
         f"{doc.source}: {fields} in the folder: the stored version {old.version} is withdrawn (never kept "
         "readable under its old access or dates); it stays out until the file has a new version, its indexed "
-        "bytes again, or a run passes --accept-edits"
+        "text again, or a run passes --accept-edits",
     )
-    last = plan.problems.pop()  # the refusal just reported for this file: one record, both reasons
-    plan.problems.append(replace(last, problems=(*last.problems, message)))
-    plan.items.append(PlannedDocument("removed", old.key, old.source, f"withdrawn: {fields}", delete=old.chunk_count))
-    plan.to_remove.append(old)
-    plan.withdrawn.add(old.key)
-    plan.tombstones[old.key] = old.source_sha256
 
 
 def _refuse_edit(plan: Plan, doc: ScannedDocument, old: DocumentRecord) -> None:
@@ -410,6 +407,12 @@ def _withdraw_rejected(plan: Plan, old: DocumentRecord, why: str) -> None:
         f"{old.source}: {why}: the stored version {old.version} is withdrawn (never kept readable under "
         "access, dates or status the folder may no longer give); fix the file and the next run indexes it"
     )
+    _withdraw(plan, old, why, message)
+
+
+def _withdraw(plan: Plan, old: DocumentRecord, why: str, message: str) -> None:
+    """Take a stored version out, with the reason added to its file's problem record, and remember
+    it (a tombstone) so that its edited text does not come back as a new document."""
     for index, record in enumerate(plan.problems):
         if record.source == old.source:
             plan.problems[index] = replace(record, problems=(*record.problems, message))

@@ -68,15 +68,10 @@ def _run_until_broken(
 ) -> Iterator[tuple[list[Item], list[Result] | None]]:
     """Each group with its results, in order, until the pool breaks; the groups in flight then come
     last with None (to be retried) and the caller starts a new pool for the ones never sent."""
-    import multiprocessing
-
-    context = multiprocessing.get_context("spawn")
     window: deque[tuple[list[Item], Future[list[Result]]]] = deque()
     pending = iter(groups)
     unfinished: list[tuple[list[Item], list[Result] | None]] = []
-    with ProcessPoolExecutor(
-        max_workers=pool.workers, mp_context=context, initializer=pool.initializer, initargs=pool.initargs
-    ) as executor:
+    with _executor(pool, pool.workers) as executor:
         broken = False
         while True:
             while not broken and len(window) < pool.workers * pool.window_per_worker:
@@ -110,13 +105,18 @@ def _retry(pool: WorkerPool[Item, Result], group: list[Item]) -> list[Result]:
     return [_alone(pool, item) for item in group]  # the file that breaks a pool alone is the one
 
 
-def _alone(pool: WorkerPool[Item, Result], item: Item) -> Result:
+def _executor(pool: WorkerPool[Item, Result], workers: int) -> ProcessPoolExecutor:
+    """Spawned, not forked: the caller may hold threads and locks."""
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        max_workers=1, mp_context=context, initializer=pool.initializer, initargs=pool.initargs
-    ) as executor:
+    return ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=pool.initializer, initargs=pool.initargs
+    )
+
+
+def _alone(pool: WorkerPool[Item, Result], item: Item) -> Result:
+    with _executor(pool, 1) as executor:
         try:
             return executor.submit(pool.task, [item]).result(timeout=pool.timeout(1))[0]
         except BrokenProcessPool:
