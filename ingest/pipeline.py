@@ -166,27 +166,32 @@ def _scan(
     chunks and writes the others as they are parsed."""
     known = set() if full else {r.source_sha256 for r in stored}
     memo = None if full else scan_memo(meta, stored)
-    scan = scan_corpus(
-        job.corpus,
-        job.settings,
-        on_file=job.on_file,
-        skip_body=known,
-        workers=job.workers,
-        memo=memo,
-        on_accepted=early,
-        ahead=ahead,
-        parser_memory_limit=job.parser_memory_limit,
-        parser_timeout_s=PARSER_TIMEOUT_S if job.parser_timeout_s is None else (job.parser_timeout_s or None),
-        chunking=None if early is None else job.chunking,  # chunked in the parser processes
-    )
+    try:
+        scan = scan_corpus(
+            job.corpus,
+            job.settings,
+            on_file=job.on_file,
+            skip_body=known,
+            workers=job.workers,
+            memo=memo,
+            on_accepted=early,
+            ahead=ahead,
+            parser_memory_limit=job.parser_memory_limit,
+            parser_timeout_s=PARSER_TIMEOUT_S if job.parser_timeout_s is None else (job.parser_timeout_s or None),
+            chunking=None if early is None else job.chunking,  # chunked in the parser processes
+        )
+        if early is not None:
+            early.finish()  # every batch written (in its thread) before anything reads the counts
+    except BaseException:
+        if early is not None:
+            early.abandon()  # nothing is written once the run stops (it is about to release its lock)
+        raise
     if scan.seen == 0 and stored and not job.allow_empty and not scan.unreadable_folders:
         # An unmounted volume or a wrong path looks exactly like "everything was deleted".
         raise CorpusError(
             f"{Path(job.corpus) / 'documents'} holds no documents but the store holds {len(stored)}; "
             "refusing to delete them all (wrong folder?). Pass --allow-empty to remove them."
         )
-    if early is not None:
-        early.flush()
     return scan
 
 

@@ -3,9 +3,12 @@ and what a full rebuild carries over."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
+import queue
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import BinaryIO
 
@@ -99,10 +102,77 @@ class _IdSpill:
         return data
 
 
+_Batched = tuple[ScannedDocument, list[Chunk]]  # a document version and its chunks, to write now
+_QUEUED = 2  # write batches waiting for the writer thread at most (memory: a few batches of chunks)
+
+
+class _BatchWriter:
+    """The thread that writes the scan's batches in order while the run's own process goes on
+    receiving parsed documents from the workers (a bulk request, or a SQLite transaction, no
+    longer holds up the pipeline). At most ``_QUEUED`` batches wait; the first exception of a
+    write stops the thread, drops what is queued and is raised in the run (``raise_failure``)
+    exactly as a write in the run's own thread would have raised it."""
+
+    def __init__(self, write: Callable[[list[_Batched]], None], prepare: Callable[[], None] | None = None) -> None:
+        self._write, self._prepare = write, prepare
+        self._queue: queue.Queue[list[_Batched] | None] = queue.Queue(maxsize=_QUEUED)
+        self._failure: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="ingest-writer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            if self._prepare is not None:
+                self._prepare()  # e.g. the indices a first build creates, while the first batch fills
+        except BaseException as exc:  # noqa: BLE001 - handed to the run's thread, raised there
+            self._failure = exc
+        while True:
+            batch = self._queue.get()
+            if batch is None:
+                return
+            if self._failure is not None or self._stop.is_set():
+                continue  # drain without writing: the run is stopping
+            try:
+                self._write(batch)
+            except BaseException as exc:  # noqa: BLE001 - handed to the run's thread, raised there
+                self._failure = exc
+
+    def raise_failure(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+
+    def put(self, batch: list[_Batched]) -> None:
+        self.raise_failure()
+        while True:
+            try:
+                self._queue.put(batch, timeout=0.5)
+                return
+            except queue.Full:
+                self.raise_failure()  # the writer may have failed while the queue was full
+
+    def finish(self) -> None:
+        self._queue.put(None)
+        self._thread.join()
+        self.raise_failure()
+
+    def abandon(self) -> None:
+        self._stop.set()
+        with contextlib.suppress(queue.Full):
+            while True:  # make room for the end mark: queued batches are dropped
+                try:
+                    self._queue.get_nowait()
+                except queue.Empty:
+                    break
+            self._queue.put_nowait(None)
+        self._thread.join()
+
+
 class _EarlyWriter:
     """Chunks each new document version the moment the scan has parsed it and writes its chunks
     in batches, so parsing (in worker processes), chunking and writing overlap and no document's
     body or chunks stay in memory; the records follow after the scan's cross-document checks.
+    The batches are written by a thread (``_BatchWriter``) while the scan goes on.
 
     Chunks without a record are orphans, never searchable as a document version's; the journal
     names their keys first, and what the checks then reject is deleted again (``undo_rejected``).
@@ -124,10 +194,13 @@ class _EarlyWriter:
         self.errors: list[ItemError] = []
         self.written = 0
         self.spill = _IdSpill()
-        self._batch: list[tuple[ScannedDocument, list[Chunk]]] = []
+        self._batch: list[_Batched] = []
         self._size = 0
+        self._writer: _BatchWriter | None = None  # started with the first version to write
 
     def __call__(self, accepted: Accepted) -> Accepted:
+        if self._writer is not None:
+            self._writer.raise_failure()  # a store failure stops the scan at the next document
         doc = accepted.document
         chunks = accepted.chunks  # chunked by the worker that parsed it (scan_corpus(chunking=…))
         if chunks is None:
@@ -153,6 +226,8 @@ class _EarlyWriter:
             return light
         self.chunked[doc.source] = self.spill.keep(c.chunk_id for c in chunks)
         if self.store is not None:
+            if self._writer is None:  # the first version to write: the writer starts preparing the store
+                self._writer = _BatchWriter(self._write, getattr(self.store, "ensure_layout", None))
             self._batch.append((doc, chunks))
             self._size += len(chunks)
             if self._size >= self.batch_chunks:
@@ -160,15 +235,36 @@ class _EarlyWriter:
         return light
 
     def flush(self) -> None:
+        """Hand the batch so far to the writer thread (waiting while it is ``_QUEUED`` batches behind)."""
         if not self._batch or self.store is None:
             return
+        batch, self._batch, self._size = self._batch, [], 0
+        assert self._writer is not None  # started with the batch's first document
+        self._writer.put(batch)
+
+    def finish(self) -> None:
+        """Write what is left and wait for every batch: the counts, refusals and errors are final
+        after this (a failure of the store in the writer thread is raised here, unchanged)."""
+        self.flush()
+        if self._writer is not None:
+            self._writer.finish()
+
+    def abandon(self) -> None:
+        """The run stops (an error elsewhere): queued batches are dropped, the one being written
+        ends, and nothing is written after this returns (the run may be about to release its lock)."""
+        if self._writer is not None:
+            self._writer.abandon()
+        self._batch, self._size = [], 0
+
+    def _write(self, batch: list[_Batched]) -> None:
+        """One batch, in the writer thread: its versions into the journal, then their chunks."""
+        assert self.store is not None
         if self.journal is not None:
-            self.journal.add(doc.meta.key for doc, _ in self._batch)
-        report = self.store.write_chunks(c for _, chunks in self._batch for c in chunks)
+            self.journal.add(doc.meta.key for doc, _ in batch)
+        report = self.store.write_chunks(c for _, chunks in batch for c in chunks)
         self.written += report.written
         self.errors.extend(report.errors)
         self.refused.update((e.id, e) for e in report.errors)
-        self._batch, self._size = [], 0
 
     def hold(self, chunks: list[Chunk]) -> WrittenChunks | list[Chunk]:
         """The chunks of a document the plan writes later (a stored version's rewrite), out of

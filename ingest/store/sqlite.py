@@ -195,7 +195,9 @@ class SQLiteStore(SearchEntry):
             raise StoreUnavailable(f"{self.name}: no index here yet; run `ingest run CORPUS` first")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            # A run's writer thread writes the scan's batches while the run's own thread waits for
+            # them: the connection passes between the two, never used by both at once.
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         except (sqlite3.Error, OSError) as exc:
             raise _trouble(self.name, exc, "opening the SQLite store", self.path) from None
         try:

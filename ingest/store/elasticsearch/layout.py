@@ -200,6 +200,9 @@ class IndexLayout:
     _analyzer_checked: bool = dataclasses.field(default=False, init=False)
     _meta_mapping_checked: bool = dataclasses.field(default=False, init=False)
     _replicas: int | None = dataclasses.field(default=None, init=False)
+    # Indices this process created (empty when created, written since only by this run under its
+    # lock): a chunk can be under another label there only if this run put it there.
+    created: set[str] = dataclasses.field(default_factory=set, init=False)
 
     # --- the recorded layout ---------------------------------------------------------------------
     def read(self) -> Layout | None:
@@ -517,6 +520,8 @@ class IndexLayout:
                     raise self._missing_analyzer(exc) from None
                 if error_type(exc) != "resource_already_exists_exception":
                     raise
+                return
+            self.created.add(index)
 
         self.t.call(create)
 

@@ -24,12 +24,24 @@ def bulk_or_raise(t: Transport, actions: list[Action], refused: str) -> int:
 
 
 def write_chunks(
-    t: Transport, label_index: Mapping[str, str], chunks: Iterable[Chunk], source: Callable[[Chunk], dict[str, Any]]
+    t: Transport,
+    label_index: Mapping[str, str],
+    chunks: Iterable[Chunk],
+    source: Callable[[Chunk], dict[str, Any]],
+    *,
+    look_up: bool = True,
 ) -> WriteReport:
-    """Write chunks to their labels' indices; what is refused is an ItemError in the report."""
+    """Write chunks to their labels' indices; what is refused is an ItemError in the report.
+    ``look_up``: find copies under another label first (False: the label indices are known to
+    hold none, e.g. created empty by this run)."""
     report = WriteReport()
     for batch in batched(chunks, IDS_BATCH):
         actions = _index_actions(label_index, batch, source, report)
+        if not look_up:
+            written, errors = t.bulk(actions)
+            report.written += written
+            report.errors.extend(errors)
+            continue
         # A chunk whose label changed (same ID) leaves its old label's index first: a copy left
         # under the old label would stay readable by roles the new label excludes (and the
         # record, listing the ID, would never show it as an orphan). One removed but not yet
