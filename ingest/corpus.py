@@ -15,7 +15,7 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Generator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -189,7 +189,7 @@ def _check_files(
     chunking: ChunkSettings | None = None,
     memory_limit: int | None = None,
     timeout_s: float | None = None,
-) -> Iterator[Scanned]:
+) -> Generator[Scanned, None, None]:
     """Every file's result, in the order of ``paths``; parsed in worker processes when it pays.
 
     Parsing is a pure function of the bytes, so it spreads over cores without changing a
@@ -485,7 +485,12 @@ def scan_corpus(
     checked = _check_files(
         todo, root, inventory, settings, skip_body, count, chunking, parser_memory_limit, parser_timeout_s
     )
-    results = _in_order(paths, root, reused, checked, on_file, on_accepted)
+    try:
+        results = _in_order(paths, root, reused, checked, on_file, on_accepted)
+    finally:
+        # A caller's error (e.g. a store failure raised by on_accepted) leaves the workers' generator
+        # suspended: close it now, shutting its pool down, not at interpreter exit (which fails loudly).
+        checked.close()
     if not inventory_skipped:
         inventory_problems += _entries_naming_no_file(root, inventory, listing)
     scan = _assemble(root, results, listing, inventory_problems, fingerprint, listed)
