@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import itertools
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from ingest.model import Block, Chunk, ParsedDocument, SourceDocument, chunk_id
 from ingest.settings import MAX_TERM_BYTES, ChunkSettings
@@ -37,38 +36,64 @@ LINE_SPLIT_KINDS = ("table", "list", "code")  # split at lines, not sentences, w
 TITLED_KINDS = ("note", "definition")
 
 
-@dataclass(frozen=True)
 class WordIndex:
-    """Start and end offsets of every whitespace-separated word of a text, found once."""
+    """The whitespace-separated words of a text (maximal runs of ``\\S``), counted per span.
 
-    starts: tuple[int, ...]
-    ends: tuple[int, ...]
+    Counting a span splits it in C (``str.split`` and the ``\\S`` of ``re`` agree on what
+    whitespace is); the offsets of every word are found only when a chunker needs them by
+    index (the window chunkers): finding them costs a Python object per word, more than
+    the rest of the structure chunker.
+    """
+
+    __slots__ = ("_ends", "_starts", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._starts: list[int] | None = None
+        self._ends: list[int] | None = None
 
     @classmethod
     def of(cls, text: str) -> WordIndex:
-        matches = [(m.start(), m.end()) for m in WORD.finditer(text)]
-        return cls(tuple(s for s, _ in matches), tuple(e for _, e in matches))
+        return cls(text)
+
+    def _index(self) -> None:
+        matches = list(WORD.finditer(self.text))
+        self._starts = list(map(re.Match.start, matches))
+        self._ends = list(map(re.Match.end, matches))
+
+    @property
+    def starts(self) -> list[int]:
+        """Where each word starts, in order."""
+        if self._starts is None:
+            self._index()
+        assert self._starts is not None
+        return self._starts
+
+    @property
+    def ends(self) -> list[int]:
+        """Where each word ends, in order."""
+        if self._ends is None:
+            self._index()
+        assert self._ends is not None
+        return self._ends
 
     def __len__(self) -> int:
-        return len(self.starts)
+        return len(self.starts) if self._starts is not None else len(self.text.split())
+
+    def __bool__(self) -> bool:
+        return not (not self.text or self.text.isspace())
 
     def count(self, start: int, end: int) -> int:
-        """Words in ``text[start:end]``, as ``len(text[start:end].split())`` would count them."""
+        """Words in ``text[start:end]``, a word cut by either end counted as one."""
         if end <= start:
             return 0
-        n = bisect_left(self.starts, end) - bisect_left(self.starts, start)
-        before = bisect_right(self.starts, start) - 1
-        if before >= 0 and self.starts[before] < start < self.ends[before]:
-            n += 1  # the span begins inside a word
-        return n
+        return len(self.text[start:end].split())
 
     def spans(self, start: int, end: int) -> Iterator[Span]:
         """Each word overlapping ``[start, end)``, clipped to it."""
-        first = max(bisect_right(self.starts, start) - 1, 0)
-        for i in range(first, bisect_left(self.starts, end)):
-            s, e = max(self.starts[i], start), min(self.ends[i], end)
-            if s < e:
-                yield s, e
+        # ``endpos`` ends the text there for the pattern, ``pos`` starts the search there: a
+        # word cut by either end is matched as its part inside.
+        return map(re.Match.span, WORD.finditer(self.text, start, end))
 
 
 def chunk_document(doc: SourceDocument, settings: ChunkSettings) -> list[Chunk]:
@@ -120,10 +145,32 @@ def _excerpt(value: str) -> str:
     return repr(value[:40] + ("…" if len(value) > 40 else ""))
 
 
+def _may_hold_long_run(text: str) -> bool:
+    """Whether the text holds a run of non-space characters long enough to be looked at.
+
+    The regex would walk every character in Python's regex engine; this looks at windows of
+    that length instead, each from its end back to its last space (in C): a run that long
+    lies in a window with no space, and a run starting before a window's last space is
+    shorter than the window.
+    """
+    length = MAX_TERM_BYTES // 4 + 1
+    at, total = 0, len(text)
+    while total - at >= length:  # a run that long would start at or after ``at``
+        window = text[at : at + length]
+        if window[-1].isspace():
+            at += length
+            continue
+        last_word = window.rsplit(None, 1)[-1]
+        if len(last_word) == length:
+            return True
+        at += length - len(last_word)
+    return False
+
+
 def check_terms(text: str, doc: SourceDocument) -> None:
     """Refuse a whitespace-free run of text, or a metadata value stored as one keyword, over
     Lucene's term limit: it can be neither indexed as one term nor cut without changing it."""
-    for match in _LONG_RUN.finditer(text):
+    for match in _LONG_RUN.finditer(text) if _may_hold_long_run(text) else ():
         size = len(match.group().encode("utf-8"))
         if size > MAX_TERM_BYTES:
             raise ChunkLimitExceeded(
