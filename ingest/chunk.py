@@ -45,12 +45,13 @@ class WordIndex:
     the rest of the structure chunker.
     """
 
-    __slots__ = ("_ends", "_starts", "text")
+    __slots__ = ("_counted", "_ends", "_starts", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self._starts: list[int] | None = None
         self._ends: list[int] | None = None
+        self._counted: dict[Span, int] = {}  # spans counted whole: a section is often its chunk
 
     @classmethod
     def of(cls, text: str) -> WordIndex:
@@ -87,7 +88,23 @@ class WordIndex:
         """Words in ``text[start:end]``, a word cut by either end counted as one."""
         if end <= start:
             return 0
-        return len(self.text[start:end].split())
+        counted = self._counted.get((start, end))
+        if counted is None:
+            counted = self._counted[start, end] = len(self.text[start:end].split())
+        return counted
+
+    def at_most(self, start: int, end: int, limit: int) -> bool:
+        """Whether ``text[start:end]`` holds at most ``limit`` words; a long span is split no
+        further than its first ``limit`` words."""
+        if end <= start:
+            return True
+        counted = self._counted.get((start, end))
+        if counted is None:
+            found = len(self.text[start:end].split(None, limit))
+            if found <= limit:  # all of them: the span's count
+                self._counted[start, end] = found
+            return found <= limit
+        return counted <= limit
 
     def spans(self, start: int, end: int) -> Iterator[Span]:
         """Each word overlapping ``[start, end)``, clipped to it."""
@@ -341,7 +358,7 @@ def structure_spans(text: str, blocks: Sequence[Block], words: WordIndex, size: 
 def section_spans(text: str, section: Sequence[Block], words: WordIndex, size: int) -> list[Span]:
     """One section's chunks: whole if it fits, else packed blocks, sentences/lines, words."""
     start, end = section[0].start, section[-1].end
-    if words.count(start, end) <= size:
+    if words.at_most(start, end, size):
         return [(start, end)]
     packer = _Packer(size)
     for block in section:

@@ -225,7 +225,7 @@ def assemble(
             end=end,
             level=min(max(draft.level, 1), 6) if draft.kind == "heading" else 0,
             heading_path=path,
-            pages=doc.pages_of(start, end),
+            pages=doc.pages_of(start, end) if page_starts else (),
         )
         for draft, start, end, path in spans
     )

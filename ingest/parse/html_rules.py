@@ -3,6 +3,7 @@ hidden, permalinks, site chrome) and which element of the page is its content.""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from ingest.parse._common import collapse_spaces
@@ -208,12 +209,13 @@ class _Page:
 
     def __init__(self, body: Element, hidden: set[Element]) -> None:
         self.hidden = hidden
-        self.mixed: set[Element] = set()  # elements with such a descendant
-        for node in (*hidden, *body.iter(*_SPECIAL_INSIDE)):
-            for ancestor in node.iterancestors():
-                if ancestor in self.mixed:
-                    break
-                self.mixed.add(ancestor)
+        mixed: set[Element] = set()  # elements with such a descendant
+        for node in itertools.chain(hidden, body.iter(*_SPECIAL_INSIDE)):
+            ancestor = node.getparent()
+            while ancestor is not None and ancestor not in mixed:  # up to the first one already known
+                mixed.add(ancestor)
+                ancestor = ancestor.getparent()
+        self.mixed = mixed
 
     def skipped(self, node: Element, name: str) -> bool:
         """Not part of a block's text: dropped, hidden, or a permalink mark."""
