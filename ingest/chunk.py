@@ -106,6 +106,10 @@ class WordIndex:
             return found <= limit
         return counted <= limit
 
+    def remember(self, start: int, end: int, count: int) -> None:
+        """The word count of a span, known from its parts: :meth:`count` need not split it."""
+        self._counted[start, end] = count
+
     def spans(self, start: int, end: int) -> Iterator[Span]:
         """Each word overlapping ``[start, end)``, clipped to it."""
         # ``endpos`` ends the text there for the pattern, ``pos`` starts the search there: a
@@ -162,7 +166,7 @@ def _excerpt(value: str) -> str:
     return repr(value[:40] + ("…" if len(value) > 40 else ""))
 
 
-def _may_hold_long_run(text: str) -> bool:
+def _may_hold_long_run(text: str, length: int = MAX_TERM_BYTES // 4 + 1) -> bool:
     """Whether the text holds a run of non-space characters long enough to be looked at.
 
     The regex would walk every character in Python's regex engine; this looks at windows of
@@ -170,7 +174,6 @@ def _may_hold_long_run(text: str) -> bool:
     lies in a window with no space, and a run starting before a window's last space is
     shorter than the window.
     """
-    length = MAX_TERM_BYTES // 4 + 1
     at, total = 0, len(text)
     while total - at >= length:  # a run that long would start at or after ``at``
         window = text[at : at + length]
@@ -318,26 +321,34 @@ class _Packer:
 
     A chunk that holds only a heading so far always takes the next span, even past
     ``size``: a heading never ends a chunk while content follows it.
+
+    The spans put are trimmed, in order, and only white space lies between them, so a
+    chunk's words are theirs, less one for each span that touches the one before it (a
+    word cut in two by a block boundary): remembered in ``index`` for the chunk's record.
     """
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, index: WordIndex) -> None:
         self.size = size
+        self.index = index
         self.spans: list[Span] = []
         self.start: int | None = None
         self.end = 0
-        self.words = 0
+        self.words = 0  # the sum of the spans' words: what the packing decides by
+        self.exact = 0  # the chunk's words
         self.heading_only = False
 
     def flush(self) -> None:
         if self.start is not None:
             self.spans.append((self.start, self.end))
+            self.index.remember(self.start, self.end, self.exact)
         self.start, self.words, self.heading_only = None, 0, False
 
     def put(self, start: int, end: int, words: int, heading: bool = False) -> None:
         if self.start is None:
-            self.start, self.heading_only = start, heading
+            self.start, self.heading_only, self.exact = start, heading, words
         else:
             self.heading_only = self.heading_only and heading
+            self.exact += words - (start == self.end)
         self.end = end
         self.words += words
 
@@ -360,7 +371,7 @@ def section_spans(text: str, section: Sequence[Block], words: WordIndex, size: i
     start, end = section[0].start, section[-1].end
     if words.at_most(start, end, size):
         return [(start, end)]
-    packer = _Packer(size)
+    packer = _Packer(size, words)
     for block in section:
         block_words = words.count(block.start, block.end)
         if block.kind == "heading":
