@@ -372,17 +372,17 @@ def section_spans(text: str, section: Sequence[Block], words: WordIndex, size: i
     if words.at_most(start, end, size):
         return [(start, end)]
     packer = _Packer(size, words)
+    # A block or piece over ``size`` words is never counted whole (``at_most`` stops there):
+    # it is cut, and its parts are counted.
     for block in section:
-        block_words = words.count(block.start, block.end)
         if block.kind == "heading":
-            packer.put(block.start, block.end, block_words, heading=True)
-        elif block_words <= size:
-            packer.place(block.start, block.end, block_words)
+            packer.put(block.start, block.end, words.count(block.start, block.end), heading=True)
+        elif words.at_most(block.start, block.end, size):
+            packer.place(block.start, block.end, words.count(block.start, block.end))
         else:
             for piece_start, piece_end in pieces(text, block):
-                piece_words = words.count(piece_start, piece_end)
-                if piece_words <= size:
-                    packer.place(piece_start, piece_end, piece_words)
+                if words.at_most(piece_start, piece_end, size):
+                    packer.place(piece_start, piece_end, words.count(piece_start, piece_end))
                 else:  # a sentence or line longer than a chunk: cut between words
                     for word_start, word_end in words.spans(piece_start, piece_end):
                         packer.place(word_start, word_end, 1)
