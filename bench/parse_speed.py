@@ -61,10 +61,8 @@ def best_time(function, files: list[bytes], repeat: int) -> float:
     for _ in range(repeat):
         began = time.process_time()
         for data in files:
-            try:
+            with contextlib.suppress(UnreadableFile, ValueError):
                 function(data)
-            except (UnreadableFile, ValueError):
-                pass
         best = min(best, time.process_time() - began)
     return best
 
