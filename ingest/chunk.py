@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import itertools
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from ingest.model import Block, Chunk, ParsedDocument, SourceDocument, chunk_id
 from ingest.settings import MAX_TERM_BYTES, ChunkSettings
@@ -37,38 +36,85 @@ LINE_SPLIT_KINDS = ("table", "list", "code")  # split at lines, not sentences, w
 TITLED_KINDS = ("note", "definition")
 
 
-@dataclass(frozen=True)
 class WordIndex:
-    """Start and end offsets of every whitespace-separated word of a text, found once."""
+    """The whitespace-separated words of a text (maximal runs of ``\\S``), counted per span.
 
-    starts: tuple[int, ...]
-    ends: tuple[int, ...]
+    Counting a span splits it in C (``str.split`` and the ``\\S`` of ``re`` agree on what
+    whitespace is); the offsets of every word are found only when a chunker needs them by
+    index (the window chunkers): finding them costs a Python object per word, more than
+    the rest of the structure chunker.
+    """
+
+    __slots__ = ("_counted", "_ends", "_starts", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._starts: list[int] | None = None
+        self._ends: list[int] | None = None
+        self._counted: dict[Span, int] = {}  # spans counted whole: a section is often its chunk
 
     @classmethod
     def of(cls, text: str) -> WordIndex:
-        matches = [(m.start(), m.end()) for m in WORD.finditer(text)]
-        return cls(tuple(s for s, _ in matches), tuple(e for _, e in matches))
+        return cls(text)
+
+    def _index(self) -> None:
+        matches = list(WORD.finditer(self.text))
+        self._starts = list(map(re.Match.start, matches))
+        self._ends = list(map(re.Match.end, matches))
+
+    @property
+    def starts(self) -> list[int]:
+        """Where each word starts, in order."""
+        if self._starts is None:
+            self._index()
+        assert self._starts is not None
+        return self._starts
+
+    @property
+    def ends(self) -> list[int]:
+        """Where each word ends, in order."""
+        if self._ends is None:
+            self._index()
+        assert self._ends is not None
+        return self._ends
 
     def __len__(self) -> int:
-        return len(self.starts)
+        return len(self.starts) if self._starts is not None else len(self.text.split())
+
+    def __bool__(self) -> bool:
+        return not (not self.text or self.text.isspace())
 
     def count(self, start: int, end: int) -> int:
-        """Words in ``text[start:end]``, as ``len(text[start:end].split())`` would count them."""
+        """Words in ``text[start:end]``, a word cut by either end counted as one."""
         if end <= start:
             return 0
-        n = bisect_left(self.starts, end) - bisect_left(self.starts, start)
-        before = bisect_right(self.starts, start) - 1
-        if before >= 0 and self.starts[before] < start < self.ends[before]:
-            n += 1  # the span begins inside a word
-        return n
+        counted = self._counted.get((start, end))
+        if counted is None:
+            counted = self._counted[start, end] = len(self.text[start:end].split())
+        return counted
+
+    def at_most(self, start: int, end: int, limit: int) -> bool:
+        """Whether ``text[start:end]`` holds at most ``limit`` words; a long span is split no
+        further than its first ``limit`` words."""
+        if end <= start:
+            return True
+        counted = self._counted.get((start, end))
+        if counted is None:
+            found = len(self.text[start:end].split(None, limit))
+            if found <= limit:  # all of them: the span's count
+                self._counted[start, end] = found
+            return found <= limit
+        return counted <= limit
+
+    def remember(self, start: int, end: int, count: int) -> None:
+        """The word count of a span, known from its parts: :meth:`count` need not split it."""
+        self._counted[start, end] = count
 
     def spans(self, start: int, end: int) -> Iterator[Span]:
         """Each word overlapping ``[start, end)``, clipped to it."""
-        first = max(bisect_right(self.starts, start) - 1, 0)
-        for i in range(first, bisect_left(self.starts, end)):
-            s, e = max(self.starts[i], start), min(self.ends[i], end)
-            if s < e:
-                yield s, e
+        # ``endpos`` ends the text there for the pattern, ``pos`` starts the search there: a
+        # word cut by either end is matched as its part inside.
+        return map(re.Match.span, WORD.finditer(self.text, start, end))
 
 
 def chunk_document(doc: SourceDocument, settings: ChunkSettings) -> list[Chunk]:
@@ -120,10 +166,31 @@ def _excerpt(value: str) -> str:
     return repr(value[:40] + ("…" if len(value) > 40 else ""))
 
 
+def _may_hold_long_run(text: str, length: int = MAX_TERM_BYTES // 4 + 1) -> bool:
+    """Whether the text holds a run of non-space characters long enough to be looked at.
+
+    The regex would walk every character in Python's regex engine; this looks at windows of
+    that length instead, each from its end back to its last space (in C): a run that long
+    lies in a window with no space, and a run starting before a window's last space is
+    shorter than the window.
+    """
+    at, total = 0, len(text)
+    while total - at >= length:  # a run that long would start at or after ``at``
+        window = text[at : at + length]
+        if window[-1].isspace():
+            at += length
+            continue
+        last_word = window.rsplit(None, 1)[-1]
+        if len(last_word) == length:
+            return True
+        at += length - len(last_word)
+    return False
+
+
 def check_terms(text: str, doc: SourceDocument) -> None:
     """Refuse a whitespace-free run of text, or a metadata value stored as one keyword, over
     Lucene's term limit: it can be neither indexed as one term nor cut without changing it."""
-    for match in _LONG_RUN.finditer(text):
+    for match in _LONG_RUN.finditer(text) if _may_hold_long_run(text) else ():
         size = len(match.group().encode("utf-8"))
         if size > MAX_TERM_BYTES:
             raise ChunkLimitExceeded(
@@ -254,26 +321,34 @@ class _Packer:
 
     A chunk that holds only a heading so far always takes the next span, even past
     ``size``: a heading never ends a chunk while content follows it.
+
+    The spans put are trimmed, in order, and only white space lies between them, so a
+    chunk's words are theirs, less one for each span that touches the one before it (a
+    word cut in two by a block boundary): remembered in ``index`` for the chunk's record.
     """
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, index: WordIndex) -> None:
         self.size = size
+        self.index = index
         self.spans: list[Span] = []
         self.start: int | None = None
         self.end = 0
-        self.words = 0
+        self.words = 0  # the sum of the spans' words: what the packing decides by
+        self.exact = 0  # the chunk's words
         self.heading_only = False
 
     def flush(self) -> None:
         if self.start is not None:
             self.spans.append((self.start, self.end))
+            self.index.remember(self.start, self.end, self.exact)
         self.start, self.words, self.heading_only = None, 0, False
 
     def put(self, start: int, end: int, words: int, heading: bool = False) -> None:
         if self.start is None:
-            self.start, self.heading_only = start, heading
+            self.start, self.heading_only, self.exact = start, heading, words
         else:
             self.heading_only = self.heading_only and heading
+            self.exact += words - (start == self.end)
         self.end = end
         self.words += words
 
@@ -294,20 +369,20 @@ def structure_spans(text: str, blocks: Sequence[Block], words: WordIndex, size: 
 def section_spans(text: str, section: Sequence[Block], words: WordIndex, size: int) -> list[Span]:
     """One section's chunks: whole if it fits, else packed blocks, sentences/lines, words."""
     start, end = section[0].start, section[-1].end
-    if words.count(start, end) <= size:
+    if words.at_most(start, end, size):
         return [(start, end)]
-    packer = _Packer(size)
+    packer = _Packer(size, words)
+    # A block or piece over ``size`` words is never counted whole (``at_most`` stops there):
+    # it is cut, and its parts are counted.
     for block in section:
-        block_words = words.count(block.start, block.end)
         if block.kind == "heading":
-            packer.put(block.start, block.end, block_words, heading=True)
-        elif block_words <= size:
-            packer.place(block.start, block.end, block_words)
+            packer.put(block.start, block.end, words.count(block.start, block.end), heading=True)
+        elif words.at_most(block.start, block.end, size):
+            packer.place(block.start, block.end, words.count(block.start, block.end))
         else:
             for piece_start, piece_end in pieces(text, block):
-                piece_words = words.count(piece_start, piece_end)
-                if piece_words <= size:
-                    packer.place(piece_start, piece_end, piece_words)
+                if words.at_most(piece_start, piece_end, size):
+                    packer.place(piece_start, piece_end, words.count(piece_start, piece_end))
                 else:  # a sentence or line longer than a chunk: cut between words
                     for word_start, word_end in words.spans(piece_start, piece_end):
                         packer.place(word_start, word_end, 1)

@@ -6,6 +6,8 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ingest.model import ParsedDocument, UnreadableFile
 from ingest.parse import parse_bytes, parse_file
@@ -156,3 +158,23 @@ def test_deeply_quoted_text_is_kept(depth):
 def test_nesting_beyond_the_stack_is_refused_not_dropped():
     with pytest.raises(UnreadableFile, match="nested too deeply"):
         parse_bytes(b"Intro.\n\n" + b">" * 5000 + b" SECRETQUOTE\n", "q.md")
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["Install", "ünïcode", "日本", "3.5", "a", "b"]),
+            st.sampled_from([" ", "  ", "\t", "\xa0", "\u3000"]),
+            st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]),
+            st.sampled_from(list("!#$%&*+-:<=>@[\\]^_`{}~") + ["`code`", "*em*", "[l](u)", "&amp;", "\\*"]),
+        ),
+        max_size=12,
+    ).map("".join)
+)
+def test_a_heading_without_markup_characters_reads_as_the_inline_parser_reads_it(content: str) -> None:
+    # heading_text skips markdown-it's inline pass when no inline rule can start in the text.
+    from ingest.parse.markdown import _parser, heading_text, plain_inline
+
+    inline = _parser().parseInline(content, {})
+    assert heading_text(content, {}) == (plain_inline(inline[0]) if inline else "")

@@ -70,9 +70,10 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     Without front matter the metadata is empty and the body is the whole text.
     Front matter that is not a YAML mapping raises UnreadableFile.
     """
+    first_end = text.find("\n")
+    if not _FENCE.fullmatch(text if first_end == -1 else text[:first_end]):
+        return {}, text  # the common case: no line of the text split
     lines = text.split("\n")
-    if not lines or not _FENCE.fullmatch(lines[0]):
-        return {}, text
     for index in range(1, len(lines)):
         if _FENCE.fullmatch(lines[index]) or lines[index].rstrip() == "...":
             source = "\n".join(lines[1:index])
@@ -225,7 +226,7 @@ def assemble(
             end=end,
             level=min(max(draft.level, 1), 6) if draft.kind == "heading" else 0,
             heading_path=path,
-            pages=doc.pages_of(start, end),
+            pages=doc.pages_of(start, end) if page_starts else (),
         )
         for draft, start, end, path in spans
     )

@@ -3,6 +3,7 @@ hidden, permalinks, site chrome) and which element of the page is its content.""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from ingest.parse._common import collapse_spaces
@@ -129,12 +130,19 @@ CLASS_CHECKED = BLOCK_CONTAINERS | ADMONITION_ELEMENTS | {"a", "p", "ul", "ol", 
 _SPECIAL_INSIDE = tuple(DROPPED | BREAKING)
 
 
-# Hiding attributes as written in a tag, at the attribute's name (the source lower-cased).
+# Hiding attributes as written in a tag, at the attribute's name (the UTF-8 source, ASCII lower-cased).
+# Where the attribute's syntax allows white space, any byte of a non-ASCII character is taken for
+# it too (U+00A0 and the other Unicode spaces): the tags found are a superset of the tags whose
+# elements can be hidden, and each element is then judged by its parsed attributes.
+_WS = r"\s\x80-\xff"
 _HIDING_ATTRIBUTES = {
-    "hidden": re.compile(r"hidden(?=[\s=/>])"),
-    "aria-hidden": re.compile(r"""aria-hidden\s*=\s*["']?\s*true"""),
-    "role": re.compile(r"""role\s*=\s*["']?\s*(?:navigation|banner|contentinfo|complementary|search)"""),
-    "style": re.compile(r"""style\s*=\s*["'][^"'>]*(?:display\s*:\s*none|visibility\s*:\s*hidden)"""),
+    name.encode("ascii"): re.compile(pattern.format(ws=_WS).encode("ascii"))
+    for name, pattern in {
+        "hidden": r"hidden(?=[{ws}=/>])",
+        "aria-hidden": r"""aria-hidden[{ws}]*=[{ws}]*["']?[{ws}]*true""",
+        "role": r"""role[{ws}]*=[{ws}]*["']?[{ws}]*(?:navigation|banner|contentinfo|complementary|search)""",
+        "style": r"""style[{ws}]*=[{ws}]*["'][^"'>]*(?:display[{ws}]*:[{ws}]*none|visibility[{ws}]*:[{ws}]*hidden)""",
+    }.items()
 }
 
 
@@ -165,25 +173,25 @@ def _hidden(node: Element) -> bool:
     return "display:none" in style or "visibility:hidden" in style
 
 
-def _hidden_elements(source: str, body: Element) -> set[Element]:
+def _hidden_elements(source: bytes, body: Element) -> set[Element]:
     """Every hidden element of the page (see :func:`_hidden`), found once.
 
     Looking at the attributes of every element costs more than building the tree, so
     only elements of the tag names that carry a hiding attribute somewhere in the source
     are looked at (all elements when a tag name cannot be read).
     """
-    lowered = source.lower()
+    lowered = source.lower()  # ASCII letters only: the names and values looked for are ASCII
     tags: set[str] = set()
     for word, pattern in _HIDING_ATTRIBUTES.items():
         at = lowered.find(word)
-        while at != -1:  # str.find runs in C; a regex over the whole source would not
-            if at > 0 and lowered[at - 1].isspace() and pattern.match(lowered, at):
-                opening = lowered.rfind("<", 0, at)
-                if opening > lowered.rfind(">", 0, at):  # inside a tag, not running text
+        while at != -1:  # bytes.find runs in C; a regex over the whole source would not
+            if at > 0 and (lowered[at - 1] >= 0x80 or lowered[at - 1 : at].isspace()) and pattern.match(lowered, at):
+                opening = lowered.rfind(b"<", 0, at)
+                if opening > lowered.rfind(b">", 0, at):  # inside a tag, not running text
                     name = _TAG_NAME.match(lowered, opening)
                     if name is None:
                         return {node for node in body.iter() if _name(node) and _hidden(node)}
-                    tags.add(name.group(1))
+                    tags.add(name.group(1).decode("ascii"))
             at = lowered.find(word, at + len(word))
     return {node for node in body.iter(*tags) if _hidden(node)} if tags else set()
 
@@ -201,12 +209,13 @@ class _Page:
 
     def __init__(self, body: Element, hidden: set[Element]) -> None:
         self.hidden = hidden
-        self.mixed: set[Element] = set()  # elements with such a descendant
-        for node in (*hidden, *body.iter(*_SPECIAL_INSIDE)):
-            for ancestor in node.iterancestors():
-                if ancestor in self.mixed:
-                    break
-                self.mixed.add(ancestor)
+        mixed: set[Element] = set()  # elements with such a descendant
+        for node in itertools.chain(hidden, body.iter(*_SPECIAL_INSIDE)):
+            ancestor = node.getparent()
+            while ancestor is not None and ancestor not in mixed:  # up to the first one already known
+                mixed.add(ancestor)
+                ancestor = ancestor.getparent()
+        self.mixed = mixed
 
     def skipped(self, node: Element, name: str) -> bool:
         """Not part of a block's text: dropped, hidden, or a permalink mark."""

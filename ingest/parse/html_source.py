@@ -13,7 +13,7 @@ from bs4.dammit import EncodingDetector
 from ingest.model import UnreadableFile
 from ingest.parse._common import collapse_spaces, normalise_newlines, strip_controls
 
-_TAG_NAME = re.compile(r"<([a-z][a-z0-9-]*)")
+_TAG_NAME = re.compile(rb"<([a-z][a-z0-9-]*)")
 
 
 Element = lxml.etree._Element
@@ -27,15 +27,15 @@ def _text_of(node: Element) -> str:
     return lxml.etree.tostring(node, method="text", encoding=str, with_tail=False)
 
 
-def _tree(text: str, refuse_deep: bool = True) -> Element | None:
-    """The document's element tree (None when it holds no element at all).
+def _tree(source: bytes, refuse_deep: bool = True) -> Element | None:
+    """The element tree of the document's UTF-8 source (None when it holds no element at all).
 
     ``huge_tree`` lifts libxml2's depth limit of 256 to 2048; deeper nesting is refused
     rather than cut off, which libxml2 would otherwise do silently.
     """
     parser = lxml.etree.HTMLParser(encoding="utf-8", huge_tree=True, remove_pis=True)
     try:
-        tree = lxml.etree.fromstring(text.encode("utf-8"), parser)
+        tree = lxml.etree.fromstring(source, parser)
     except lxml.etree.ParserError:
         return None  # "Document is empty"
     for error in parser.error_log if refuse_deep else ():
@@ -45,8 +45,18 @@ def _tree(text: str, refuse_deep: bool = True) -> Element | None:
     return tree
 
 
-def _decode(data: bytes) -> str:
-    """The document as text: its BOM or declared charset, else UTF-8 (strictly)."""
+# Control characters dropped from the text (all but tab and line ends), as bytes: in UTF-8 they
+# are bytes of their own, never part of another character's bytes.
+_CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+
+
+def _decode(data: bytes) -> bytes:
+    """The document as UTF-8 for lxml: its BOM or declared charset, else UTF-8 (strictly); line
+    ends as ``\\n`` and control characters dropped (the text of ``_common.strip_controls``).
+
+    UTF-8 input is checked, not decoded: its bytes are cleaned as they are, so they never go
+    through a Python string and back.
+    """
     text_data, encoding = EncodingDetector.strip_byte_order_mark(data)
     if not encoding:
         if b"\x00" in data:
@@ -54,14 +64,19 @@ def _decode(data: bytes) -> str:
         encoding = _usable_encoding(EncodingDetector.find_declared_encoding(data, is_html=True))
     if encoding and encoding not in ("utf-8", "utf8"):
         text = text_data.decode(encoding, errors="replace")
-    else:
+        if "\x00" in text:
+            raise UnreadableFile("binary file")
+        return strip_controls(normalise_newlines(text)).encode("utf-8")
+    if not text_data.isascii():
         try:
-            text = text_data.decode("utf-8")
+            text_data.decode("utf-8")
         except UnicodeDecodeError:
             raise UnreadableFile("not UTF-8 text" + ("" if encoding else " and no charset declared")) from None
-    if "\x00" in text:
+    if b"\x00" in text_data:
         raise UnreadableFile("binary file")
-    return strip_controls(normalise_newlines(text))
+    if b"\r" in text_data:
+        text_data = text_data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return text_data.translate(None, _CONTROL_BYTES)
 
 
 def _usable_encoding(declared: str | None) -> str | None:

@@ -61,8 +61,7 @@ def _drafts(tokens: Sequence[Token], lines: list[str], env: dict[str, Any]) -> I
         elif kind == "blockquote_close":
             quote_depth -= 1
         elif kind == "heading_open":
-            inline = _parser().parseInline(tokens[index + 1].content, env)
-            yield Draft("heading", plain_inline(inline[0]) if inline else "", level=int(token.tag[1]))
+            yield Draft("heading", heading_text(tokens[index + 1].content, env), level=int(token.tag[1]))
             index += 2
         elif kind == "paragraph_open":
             yield Draft("paragraph", _trim_lines(tokens[index + 1].content))
@@ -96,6 +95,18 @@ def _matching_close(tokens: Sequence[Token], index: int) -> int:
         if depth == 0:
             return position
     return len(tokens) - 1
+
+
+def heading_text(content: str, env: dict[str, Any]) -> str:
+    """A heading's plain text (see :func:`plain_inline`). Without any character at which the
+    inline parser's rules can start (markdown-it's own terminator set, from 4.0 on), the
+    parser would give back the content as one text token: it is taken as it is."""
+    parser = _parser()
+    terminators = getattr(parser.inline, "terminator_re", None)
+    if terminators is not None and terminators.search(content) is None:
+        return " ".join(content.split())
+    inline = parser.parseInline(content, env)
+    return plain_inline(inline[0]) if inline else ""
 
 
 def plain_inline(token: Token) -> str:
