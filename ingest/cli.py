@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from ingest import __version__, junit
-from ingest.api import Index, QueryTooLarge, RunOptions, check_query, run_pipeline
+from ingest.api import Index, QueryTooLarge, RunOptions, check_query, read_folder_ahead, run_pipeline
 from ingest.cli_options import (
     CORPUS_ENV,
     FAILED,
@@ -231,12 +231,13 @@ def run(
         corpus = corpus_dir(corpus)
         settings = load_settings(corpus)
         chunking = chunking_with(settings.chunking, chunker, size, overlap, "options")
+        ahead = read_folder_ahead(corpus, options)  # hashing while the store's client is imported
         target = open_store(config, settings)
         _freeze_imports()
         try:
             with progress_bar(not report.as_json and not report.quiet, "indexing") as bar:
                 total_files = file_total(corpus) if bar else None
-                start = functools.partial(run_pipeline, corpus, target, settings, chunking, config)
+                start = functools.partial(run_pipeline, corpus, target, settings, chunking, config, ahead=ahead)
                 result = _execute(start, options, bar, total_files)
                 strict_refused = result.strict_refused
         finally:
