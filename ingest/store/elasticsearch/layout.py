@@ -214,11 +214,16 @@ class IndexLayout:
     _meta_ahead: tuple[float, dict[str, str]] | None = dataclasses.field(default=None, init=False)
 
     # --- the recorded layout ---------------------------------------------------------------------
-    def read(self) -> Layout | None:
+    def read(self, with_meta: bool = False) -> Layout | None:
         """The recorded layout; for a prefix written by an older ingest, the one its aliases
-        show (exact names only); None when the prefix holds nothing yet. The run metadata is
-        read in the same request and kept for the store's next ``get_meta`` (:meth:`take_meta`)."""
-        found = self._read_meta_documents()
+        show (exact names only); None when the prefix holds nothing yet. ``with_meta``: the run
+        metadata is read in the same request and kept for the store's next ``get_meta``
+        (:meth:`take_meta`): the reads a run makes just before it reads the metadata itself."""
+        if with_meta:
+            found = self._read_meta_documents()
+        else:
+            t = self.t
+            found = t.call(lambda: t.es.get(index=self.names.meta_index, id=LAYOUT_ID), missing=None)
         if found:
             values = found["_source"]["values"]
             return Layout(
@@ -364,7 +369,7 @@ class IndexLayout:
     def drop_abandoned_builds(self) -> list[str]:
         """Delete :meth:`abandoned_builds` and forget them; only under the run's write lock (a
         ``--full`` in progress holds that lock, so its build is never taken for an abandoned one)."""
-        layout = self.read()
+        layout = self.read(with_meta=True)  # the run reads its metadata next, under the same lock
         if layout is None or not layout.documents:
             return []
         dropped = self.abandoned_builds(layout)
@@ -416,7 +421,7 @@ class IndexLayout:
         names, and, unless ``full`` (a rebuild replaces the live build), live indices whose mapping
         was changed by hand (``check`` lists those instead)."""
         roles = self.settings.roles if roles is None else roles
-        layout = self.read()
+        layout = self.read(with_meta=True)  # a run reads its metadata next (the roles it records)
         n = self.names
         names = [n.all_alias, n.documents_alias, *(n.role_alias(r) for r in roles)]
         owned = [*layout.owned, *layout.live] if layout is not None else []
