@@ -28,6 +28,7 @@ from ingest.settings import ChunkSettings, Settings, chunking_with
 from ingest.store.base import QueryTooLarge
 
 if TYPE_CHECKING:
+    from ingest.corpus import FolderAhead
     from ingest.pipeline import RunResult
     from ingest.store.base import Access, Counts, Store
 
@@ -235,8 +236,10 @@ def run_pipeline(
     *,
     on_file: Callable[[str], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    ahead: FolderAhead | None = None,
 ) -> RunResult:
-    """``pipeline.run`` with the options and the configuration's tuning: the one call the API and the CLI make."""
+    """``pipeline.run`` with the options and the configuration's tuning: the one call the API and the CLI make.
+    ``ahead``: the folder listed and hashed in a thread the caller started (:func:`read_folder_ahead`)."""
     from ingest import pipeline
 
     # RunOptions' fields are pipeline.run's keyword arguments, by name.
@@ -252,7 +255,19 @@ def run_pipeline(
         write_batch_chunks=config.write_batch_chunks,
         parser_memory_limit=None if config.parser_memory_mb is None else config.parser_memory_mb << 20,
         parser_timeout_s=config.parser_timeout_s,
+        ahead=ahead,
     )
+
+
+def read_folder_ahead(corpus: Path, options: RunOptions) -> FolderAhead | None:
+    """Start listing and hashing the folder in a thread, for a run that will use it (an
+    incremental one): a caller that opens the store next (importing its client, waiting for its
+    answers) finds the hashes ready instead of reading the files after it."""
+    if options.full or options.dry_run:
+        return None
+    from ingest.corpus import FolderAhead
+
+    return FolderAhead(corpus)
 
 
 def run(

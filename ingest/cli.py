@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from ingest import __version__, junit
-from ingest.api import Index, QueryTooLarge, RunOptions, check_query, run_pipeline
+from ingest.api import Index, QueryTooLarge, RunOptions, check_query, read_folder_ahead, run_pipeline
 from ingest.cli_options import (
     CORPUS_ENV,
     FAILED,
@@ -33,10 +33,13 @@ from ingest.cli_options import (
     RUN_ENV,
     STORE_ENV,
     USAGE,
+    Command,
     CommandError,
+    Group,
     JsonOpt,
     QuietOpt,
     ReportFlags,
+    RunCommand,
     VerboseOpt,
     command_config,
     corpus_dir,
@@ -44,7 +47,9 @@ from ingest.cli_options import (
     file_total,
     handled,
     open_store,
+    pause_collector,
     report_options,
+    resume_collector,
     set_debug,
     store_command,
     store_options,
@@ -83,6 +88,7 @@ if TYPE_CHECKING:
     from ingest.pipeline import RunResult
 
 app = typer.Typer(
+    cls=Group,
     help=(
         "Parse, validate, chunk and index company documents for RAG: SQLite (default) or Elasticsearch.\n\n"
         "Exit codes: 0 fine, 1 documents rejected or a check failed, 2 usage or configuration, "
@@ -121,7 +127,7 @@ def root(
     """ingest: every answer traceable to its passage, version and page."""
 
 
-@app.command()
+@app.command(cls=Command)
 def parse(
     file: Path = typer.Argument(..., help="A .md, .html, .txt or .pdf file."),
     as_json: bool = JsonOpt,
@@ -157,7 +163,7 @@ def parse(
         print_parsed(file, doc, blocks, show_text)
 
 
-@app.command(epilog=CORPUS_ENV)
+@app.command(cls=Command, epilog=CORPUS_ENV)
 @report_options
 def validate(
     corpus: Path = typer.Argument(
@@ -190,7 +196,7 @@ def validate(
             raise typer.Exit(FAILED)
 
 
-@app.command(epilog=STORE_ENV + " " + RUN_ENV)
+@app.command(cls=RunCommand, epilog=STORE_ENV + " " + RUN_ENV)
 @store_options
 @report_options
 def run(
@@ -225,16 +231,19 @@ def run(
         corpus = corpus_dir(corpus)
         settings = load_settings(corpus)
         chunking = chunking_with(settings.chunking, chunker, size, overlap, "options")
+        ahead = read_folder_ahead(corpus, options)  # hashing while the store's client is imported
         target = open_store(config, settings)
+        _freeze_imports()
         try:
             with progress_bar(not report.as_json and not report.quiet, "indexing") as bar:
                 total_files = file_total(corpus) if bar else None
-                start = functools.partial(run_pipeline, corpus, target, settings, chunking, config)
+                start = functools.partial(run_pipeline, corpus, target, settings, chunking, config, ahead=ahead)
                 result = _execute(start, options, bar, total_files)
                 strict_refused = result.strict_refused
         finally:
             target.close()
-        write_junit(report.junit_file, junit.run_suite(result))
+        if report.junit_file is not None:  # the suite names every document: built only when asked for
+            write_junit(report.junit_file, junit.run_suite(result))
         data = result.to_json()
         if strict_refused:
             withdrawn = data["documents"]["removed"]
@@ -249,6 +258,13 @@ def run(
             )
         if not result.ok:
             raise typer.Exit(FAILED)
+
+
+def _freeze_imports() -> None:
+    """The modules a run needs, imported: the cycle collector resumes (see :func:`main`)."""
+    import ingest.pipeline  # noqa: F401 - imported now so that it is frozen with the rest
+
+    resume_collector()
 
 
 def _execute(start: Callable[..., RunResult], options: RunOptions, bar: Bar, total_files: int | None) -> RunResult:
@@ -270,7 +286,7 @@ def _execute(start: Callable[..., RunResult], options: RunOptions, bar: Bar, tot
         bar.remove(scan_task)
 
 
-@app.command(epilog=STORE_ENV)
+@app.command(cls=Command, epilog=STORE_ENV)
 @store_options
 def search(
     query: str = typer.Argument(..., help="Words to search for (BM25)."),
@@ -309,7 +325,7 @@ def search(
         print_hits(hits, query, role, day)
 
 
-@app.command(epilog=STORE_ENV)
+@app.command(cls=Command, epilog=STORE_ENV)
 @store_options
 def chunks(
     doc_id: str = typer.Argument(..., help="The document's doc_id."),
@@ -340,7 +356,7 @@ def chunks(
             out.print(safe(chunk_line(c)))
 
 
-@app.command(epilog=STORE_ENV)
+@app.command(cls=Command, epilog=STORE_ENV)
 @store_options
 def show(
     chunk_id: str = typer.Argument(..., help="A chunk ID or any unique prefix of 8+ characters."),
@@ -386,7 +402,7 @@ def show(
         print_chunk(chunk, before, after)
 
 
-@app.command(epilog=STORE_ENV)
+@app.command(cls=Command, epilog=STORE_ENV)
 @store_options
 def layout(
     corpus: Path = typer.Argument(..., help="The corpus folder whose ingest.toml \\[roles] the aliases must follow."),
@@ -416,7 +432,7 @@ def layout(
             raise typer.Exit(FAILED)
 
 
-@app.command(epilog=STORE_ENV + " " + CORPUS_ENV)
+@app.command(cls=Command, epilog=STORE_ENV + " " + CORPUS_ENV)
 @store_options
 def verify(
     corpus: Path = typer.Argument(..., help="The corpus folder the store was built from."),
@@ -450,7 +466,7 @@ def verify(
             raise typer.Exit(FAILED)
 
 
-@app.command(name="eval", epilog=STORE_ENV)
+@app.command(cls=Command, name="eval", epilog=STORE_ENV)
 @store_options
 @report_options
 def eval_(
@@ -508,7 +524,7 @@ def _ask(index: Index, top: int, q: Question) -> list[Hit]:
     return hits
 
 
-@app.command(epilog=STORE_ENV)
+@app.command(cls=Command, epilog=STORE_ENV)
 @store_options
 def stats(flags: ConnectionRequest = NO_FLAGS, as_json: bool = JsonOpt) -> None:
     """Counts in the store by access, status, format and version."""
@@ -551,6 +567,7 @@ def main() -> None:
     args = sys.argv[1:]
     if "--debug" in args:  # accepted after the command too: `ingest run corpus --debug`
         args = ["--debug", *(a for a in args if a != "--debug")]
+    pause_collector()
     try:
         code = app(args=args, prog_name="ingest", standalone_mode=False)
     except click_exception as exc:
@@ -569,6 +586,8 @@ def main() -> None:
             emit_json({"error": message, "exit_code": INTERNAL})
         err.print(f"[red]error:[/red] {safe(message)}")
         sys.exit(INTERNAL)
+    finally:
+        resume_collector()
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -84,6 +84,7 @@ def run(
     parser_memory_limit: int | None = None,
     parser_timeout_s: float | None = None,
     strict: bool = False,
+    ahead: FolderAhead | None = None,
 ) -> RunResult:
     """Validate, chunk and write a corpus to a store; incremental unless ``full``.
 
@@ -91,12 +92,14 @@ def run(
     (parser processes; None: one per core), ``parser_memory_limit`` bytes and ``parser_timeout_s`` per
     file (None: defaults; 0: none). ``strict``: when any document is rejected nothing is written but what
     keeps readers safe (role aliases follow [roles]; versions the folder now restricts are withdrawn).
+    ``ahead``: the folder's listing and hashes, already started by the caller (the CLI starts it
+    before importing the store's client).
     """
     started = time.perf_counter()
     chunking = with_corpus_limits(chunking, settings.chunking)
     batch_chunks = _batch_size(write_batch_chunks)
     # The folder is listed and hashed in a thread while the store answers (an incremental run).
-    ahead = None if full or dry_run else FolderAhead(corpus)
+    ahead = None if full or dry_run else (ahead or FolderAhead(corpus))
     store.check()  # unreachable → StoreUnavailable before anything is read or written
     # Access follows [roles] on every run, before anything else (a dry run only reports).
     access_changes = store.reconcile_access(settings.roles, check=dry_run, full=full)

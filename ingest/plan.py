@@ -130,16 +130,10 @@ def record_for(doc: ScannedDocument, chunks: Iterable[Chunk | WrittenChunk], fin
     return DocumentRecord(
         doc_id=meta.doc_id,
         version=meta.version,
-        title=meta.title,
         source=doc.source,
         source_sha256=doc.sha256,
         format=doc.format,
-        access=meta.access,
-        status=meta.status,
-        effective_from=meta.effective_from.isoformat() if meta.effective_from else None,
-        effective_to=meta.effective_to.isoformat() if meta.effective_to else None,
-        superseded_by=meta.superseded_by,
-        tags=tuple(meta.tags),
+        **_stored_metadata(doc),
         settings_fingerprint=fingerprint,
         chunk_ids=tuple(c.chunk_id for c in chunks),
     )
@@ -148,9 +142,24 @@ def record_for(doc: ScannedDocument, chunks: Iterable[Chunk | WrittenChunk], fin
 METADATA_FIELDS = ("title", "access", "status", "effective_from", "effective_to", "superseded_by", "tags")
 
 
+def _stored_metadata(doc: ScannedDocument) -> dict[str, Any]:
+    """The METADATA_FIELDS of a document's record, in their stored form."""
+    meta = doc.meta
+    return {
+        "title": meta.title,
+        "access": meta.access,
+        "status": meta.status,
+        "effective_from": meta.effective_from.isoformat() if meta.effective_from else None,
+        "effective_to": meta.effective_to.isoformat() if meta.effective_to else None,
+        "superseded_by": meta.superseded_by,
+        "tags": tuple(meta.tags),
+    }
+
+
 def _metadata_differs(doc: ScannedDocument, old: DocumentRecord) -> list[str]:
-    new = record_for(doc, [], "")  # the folder's metadata in the stored form
-    return [f for f in METADATA_FIELDS if getattr(new, f) != getattr(old, f)]
+    # compared in the stored form, without building a record per document (an unchanged run asks this of each)
+    new = _stored_metadata(doc)
+    return [f for f in METADATA_FIELDS if new[f] != getattr(old, f)]
 
 
 def parsed_document(doc: ScannedDocument, root: Path) -> SourceDocument:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import secrets
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import partial
@@ -31,6 +32,16 @@ BUILD_PATTERN = r"\d{8}t\d{6}-[0-9a-f]{6}"  # exactly what new_build() makes
 META_ID = "meta"  # meta documents: the run metadata, the write lock, the owned layout
 LOCK_ID = "lock"
 LAYOUT_ID = "layout"
+META_AHEAD_S = 5.0  # the run metadata read along with the layout serves the next get_meta this long
+
+
+def _found_or_absent(doc: Mapping[str, Any]) -> bool:
+    """An ``_mget`` answer about one document that says found or not found (its index missing too)."""
+    error = doc.get("error")
+    if error is None:
+        return "found" in doc
+    return isinstance(error, dict) and error.get("type") == "index_not_found_exception"
+
 
 # (index, alias) pairs; the _aliases API actions that change them.
 AliasPair = tuple[str, str]
@@ -203,13 +214,19 @@ class IndexLayout:
     # Indices this process created (empty when created, written since only by this run under its
     # lock): a chunk can be under another label there only if this run put it there.
     created: set[str] = dataclasses.field(default_factory=set, init=False)
+    _meta_ahead: tuple[float, dict[str, str]] | None = dataclasses.field(default=None, init=False)
 
     # --- the recorded layout ---------------------------------------------------------------------
-    def read(self) -> Layout | None:
+    def read(self, with_meta: bool = False) -> Layout | None:
         """The recorded layout; for a prefix written by an older ingest, the one its aliases
-        show (exact names only); None when the prefix holds nothing yet."""
-        t = self.t
-        found = t.call(lambda: t.es.get(index=self.names.meta_index, id=LAYOUT_ID), missing=None)
+        show (exact names only); None when the prefix holds nothing yet. ``with_meta``: the run
+        metadata is read in the same request and kept for the store's next ``get_meta``
+        (:meth:`take_meta`): the reads a run makes just before it reads the metadata itself."""
+        if with_meta:
+            found = self._read_meta_documents()
+        else:
+            t = self.t
+            found = t.call(lambda: t.es.get(index=self.names.meta_index, id=LAYOUT_ID), missing=None)
         if found:
             values = found["_source"]["values"]
             return Layout(
@@ -227,6 +244,36 @@ class IndexLayout:
             return None
         documents_index = max(documents)
         return Layout(chunks, documents_index, sorted({*chunks.values(), documents_index}), [])
+
+    def _read_meta_documents(self) -> Any:
+        """The layout document (None when absent), with the run metadata document read along in
+        one ``_mget``. An answer about either document other than found / not found (a shard
+        that failed) is read again by single gets, which retry and raise as every read does."""
+        t = self.t
+        meta_index = self.names.meta_index
+        answer: Any = t.call(lambda: t.es.mget(index=meta_index, ids=[LAYOUT_ID, META_ID]).body, missing=None)
+        docs = {doc.get("_id"): doc for doc in (answer or {}).get("docs", [])}
+        if set(docs) != {LAYOUT_ID, META_ID} or any(not _found_or_absent(doc) for doc in docs.values()):
+            self._meta_ahead = None
+            return t.call(lambda: t.es.get(index=meta_index, id=LAYOUT_ID), missing=None)
+        meta = docs[META_ID]
+        self._meta_ahead = (
+            time.monotonic(),
+            dict(meta["_source"].get("values") or {}) if meta.get("found") else {},
+        )
+        layout = docs[LAYOUT_ID]
+        return layout if layout.get("found") else None
+
+    def take_meta(self) -> dict[str, str] | None:
+        """The run metadata the last :meth:`read` fetched along, once, if read within the last
+        ``META_AHEAD_S`` seconds and nothing was written or locked since (:meth:`forget_meta`)."""
+        ahead, self._meta_ahead = self._meta_ahead, None
+        if ahead is None or time.monotonic() - ahead[0] > META_AHEAD_S:
+            return None
+        return ahead[1]
+
+    def forget_meta(self) -> None:
+        self._meta_ahead = None
 
     def record(self, layout: Layout) -> None:
         self.check_lock()
@@ -249,6 +296,18 @@ class IndexLayout:
         found = self._get_alias(indices)
         return {index: set(spec.get("aliases", {})) for index, spec in found.items() if index in indices}
 
+    def survey(self, names: Sequence[str]) -> dict[str, Any]:
+        """The aliases and mappings of these indices in one request (an alias name stands for the
+        indices behind it; missing names are absent): what the access reconcile of every run needs
+        to know of the cluster, instead of one request per question."""
+        t = self.t
+        targets = ",".join(dict.fromkeys(names))
+        found: dict[str, Any] = t.call(
+            lambda: t.es.indices.get(index=targets, features=["aliases", "mappings"], ignore_unavailable=True).body,
+            missing={},
+        )
+        return found
+
     def _get_alias(self, indices: Sequence[str]) -> dict[str, Any]:
         t = self.t
         found: dict[str, Any] = t.call(
@@ -261,7 +320,12 @@ class IndexLayout:
         refuse before anything is created or written."""
         n = self.names
         names = [n.all_alias, n.documents_alias, *(n.role_alias(r) for r in roles)]
-        foreign = sorted(set(self._get_alias(names)) & set(names))
+        self._refuse_foreign(names, self._get_alias(names))
+
+    def _refuse_foreign(self, names: Sequence[str], found: Mapping[str, Any]) -> None:
+        """``found``: an answer about ``names`` by index (alias names resolved to their indices)."""
+        n = self.names
+        foreign = sorted(set(found) & set(names))
         if foreign:
             raise StoreConfigError(
                 f"{self.t.where}: {', '.join(foreign)} already exist as indices, where ingest keeps its "
@@ -269,14 +333,15 @@ class IndexLayout:
                 "them, or use another --index-prefix."
             )
 
-    def check_mappings(self, layout: Layout, report: bool = False) -> list[str]:
+    def check_mappings(self, layout: Layout, report: bool = False, found: Mapping[str, Any] | None = None) -> list[str]:
         """Indices changed by hand (e.g. recreated with another mapping) are refused before writing
-        (``report``: listed instead)."""
+        (``report``: listed instead). ``found``: the indices' mappings already read (:meth:`survey`)."""
         targets = {index: "chunks" for index in layout.chunks.values()} | {layout.documents: "documents"}
         t = self.t
-        found = t.call(
-            lambda: t.es.indices.get_mapping(index=",".join(targets), ignore_unavailable=True).body, missing={}
-        )
+        if found is None:
+            found = t.call(
+                lambda: t.es.indices.get_mapping(index=",".join(targets), ignore_unavailable=True).body, missing={}
+            )
         problems: list[str] = []
         for index, kind in targets.items():
             expected = load_index_body(kind, self.analyzer)["mappings"]["properties"]
@@ -307,7 +372,7 @@ class IndexLayout:
     def drop_abandoned_builds(self) -> list[str]:
         """Delete :meth:`abandoned_builds` and forget them; only under the run's write lock (a
         ``--full`` in progress holds that lock, so its build is never taken for an abandoned one)."""
-        layout = self.read()
+        layout = self.read(with_meta=True)  # the run reads its metadata next, under the same lock
         if layout is None or not layout.documents:
             return []
         dropped = self.abandoned_builds(layout)
@@ -359,12 +424,18 @@ class IndexLayout:
         names, and, unless ``full`` (a rebuild replaces the live build), live indices whose mapping
         was changed by hand (``check`` lists those instead)."""
         roles = self.settings.roles if roles is None else roles
-        self.refuse_foreign_names(roles)
-        layout = self.read()
+        layout = self.read(with_meta=True)  # a run reads its metadata next (the roles it records)
+        n = self.names
+        names = [n.all_alias, n.documents_alias, *(n.role_alias(r) for r in roles)]
+        owned = [*layout.owned, *layout.live] if layout is not None else []
+        made = [n.role_alias(r) for r in layout.roles] if layout is not None else []  # roles ingest made
+        found = self.survey([*names, *made, *owned, n.meta_index])
+        self._refuse_foreign(names, found)
+        self._check_meta_mapping(found)
         if layout is None or not layout.documents:
             return []
-        drift = [] if full else self.check_mappings(layout, report=check)
-        actions, changes = self.access_plan(layout, roles, check=check)
+        drift = [] if full else self.check_mappings(layout, report=check, found=found)
+        actions, changes = self.access_plan(layout, roles, check=check, specs=found)
         changes += [f"mapping changed outside ingest: {problem}" for problem in drift]
         if check:
             changes += self.misplaced_chunks(layout)
@@ -404,12 +475,22 @@ class IndexLayout:
                 )
         return found
 
-    def access_plan(self, layout: Layout, roles: Mapping[str, Sequence[str]], check: bool) -> tuple[Actions, list[str]]:
-        """The _aliases actions that make the aliases match ``layout`` and ``roles``, and what each does."""
+    def access_plan(
+        self,
+        layout: Layout,
+        roles: Mapping[str, Sequence[str]],
+        check: bool,
+        specs: Mapping[str, Any] | None = None,
+    ) -> tuple[Actions, list[str]]:
+        """The _aliases actions that make the aliases match ``layout`` and ``roles``, and what each does.
+        ``specs``: a :meth:`survey` of the owned indices and of every alias name of ``ours`` below
+        (which lists every index behind those aliases, closed and hidden ones too)."""
         n = self.names
         role_prefix = f"{n.all_alias}-"
         ours = {n.all_alias, n.documents_alias, *(n.role_alias(r) for r in (*roles, *layout.roles))}
-        specs = self._get_alias(layout.owned) if layout.owned else {}
+        surveyed = specs is not None
+        if specs is None:
+            specs = self._get_alias(layout.owned) if layout.owned else {}
         owned = {index: set(spec.get("aliases", {})) for index, spec in specs.items() if index in layout.owned}
         current = {
             (index, alias)
@@ -417,7 +498,12 @@ class IndexLayout:
             for alias in aliases
             if alias in ours or alias.startswith(role_prefix)
         }
-        current |= set(self.alias_rows(sorted(ours)))
+        if surveyed:
+            current |= {
+                (index, alias) for index, spec in specs.items() for alias in spec.get("aliases", {}) if alias in ours
+            }
+        else:
+            current |= set(self.alias_rows(sorted(ours)))
         desired = {pair for pair in n.desired_aliases(layout.chunks, layout.documents, roles) if pair[0] in owned}
         actions: Actions = []
         changes: list[str] = []
@@ -539,10 +625,19 @@ class IndexLayout:
             self.create_index(meta_index, "meta")
             self._meta_mapping_checked = True
             return
-        expected = load_index_body("meta", self.analyzer)["mappings"]["properties"]
-        mapping: dict[str, Any] = next(iter(found.values()), {})
-        actual = mapping.get("mappings", {}).get("properties", {})
-        if set(expected) - set(actual):
+        if not self._meta_mapping_complete(next(iter(found.values()), {})):
             # A meta index from an older ingest: add the fields it lacks (adding is always allowed).
+            expected = load_index_body("meta", self.analyzer)["mappings"]["properties"]
             self.t.es.indices.put_mapping(index=meta_index, properties=expected)
         self._meta_mapping_checked = True
+
+    def _meta_mapping_complete(self, index: Mapping[str, Any]) -> bool:
+        expected = load_index_body("meta", self.analyzer)["mappings"]["properties"]
+        return not set(expected) - set(index.get("mappings", {}).get("properties", {}))
+
+    def _check_meta_mapping(self, found: Mapping[str, Any]) -> None:
+        """The meta index's mapping, read along by :meth:`survey`: when it has every field, the
+        lock need not read it again (an older one is completed by ``ensure_meta_index``)."""
+        meta = found.get(self.names.meta_index)
+        if meta is not None and self._meta_mapping_complete(meta):
+            self._meta_mapping_checked = True

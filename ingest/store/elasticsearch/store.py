@@ -177,6 +177,7 @@ class ElasticsearchStore(IndexNames, SearchEntry):
         self._t.call(self._layout.ensure_meta_index)
         guard = self._lock.acquire(owner, wait_s)
         self._layout.created.clear()  # "created empty by this run" counts from here (see write_chunks)
+        self._layout.forget_meta()  # read before the lock: what the run reads now is read under it
         completed = False
         try:
             # A run killed before its writes were refreshed left them acknowledged but not yet
@@ -386,7 +387,8 @@ class ElasticsearchStore(IndexNames, SearchEntry):
         """The run metadata; none when these credentials may not read the meta index (a reader
         restricted to role aliases): `search` then takes the default roles, and the role alias it
         reads still decides what can be found."""
-        return self._stored_meta(forbidden_is_empty=True)
+        ahead = self._layout.take_meta()  # read along with the layout just now (one request for both)
+        return ahead if ahead is not None else self._stored_meta(forbidden_is_empty=True)
 
     def _stored_meta(self, forbidden_is_empty: bool = False) -> dict[str, str]:
         def read() -> Any:
@@ -401,6 +403,7 @@ class ElasticsearchStore(IndexNames, SearchEntry):
         return dict(found["_source"].get("values") or {}) if found else {}
 
     def set_meta(self, values: Mapping[str, str]) -> None:
+        self._layout.forget_meta()
         self._t.call(self._layout.ensure_meta_index)
         self._assert_lock()
         merged = {**self._stored_meta(), **{k: str(v) for k, v in values.items()}}
