@@ -93,16 +93,16 @@ def stages(data: bytes, seconds: dict[str, float]) -> None:
     lines = [line for page in kept for line in page]
     if not lines:
         return
-    shy = pdf_parser._SHY
-    joins = {index: line.text.count(shy) for index, line in enumerate(lines) if shy in line.text}
+    shy = getattr(pdf_parser, "_SHY", "")  # (older code has no joined lines, nor wrapped rows)
+    joins = {index: line.text.count(shy) for index, line in enumerate(lines) if shy and shy in line.text}
     lines = timed("hyphens", pdf_parser._with_hyphens_resolved, lines)
     joined = {id(lines[index]): count for index, count in joins.items()}
-    if hasattr(pdf_parser, "with_wrapped_rows_joined"):  # (older code has no such step)
+    if hasattr(pdf_parser, "with_wrapped_rows_joined"):
         lines = timed("wrapped table rows", pdf_parser.with_wrapped_rows_joined, lines)
-    timed(
-        "blocks + assemble",
-        lambda: pdf_parser.assemble("pdf", pdf_parser._drafts(lines, outline, joined), metadata, page_count=len(pages)),
+    drafts = (
+        (lambda: pdf_parser._drafts(lines, outline, joined)) if shy else (lambda: pdf_parser._drafts(lines, outline))
     )
+    timed("blocks + assemble", lambda: pdf_parser.assemble("pdf", drafts(), metadata, page_count=len(pages)))
 
 
 def main() -> None:
