@@ -12,7 +12,8 @@ file is read into memory first; the ceiling and ``parse_bytes`` then run one aft
 on each file, ``--repeat`` times, and the best pass of each counts (``time.process_time``:
 CPU of this process, so other load on a shared machine matters less; compare the ratio).
 The stages of the parse (document information through pypdf, pdfium's lines, page
-furniture and hyphens, blocks and assembly) are timed in a separate pass. One parse runs
+furniture, hyphens, wrapped table rows, blocks and assembly) are timed in a separate pass,
+as ``pdf.parse_pdf`` runs them. One parse runs
 before the timing, so that importing the parser (pypdf, pypdfium2) is not counted.
 ``--ref`` measures ``ingest/`` as it was at that git revision (taken out with ``git archive``);
 its ratio is comparable with another run's, its seconds less so on a shared machine.
@@ -86,15 +87,22 @@ def stages(data: bytes, seconds: dict[str, float]) -> None:
         pages, outline = timed("lines (pdfium)", pdf_parser._read_pages_and_outline, data)
     except UnreadableFile:
         return
+    if not any(pages):
+        return
     kept = timed("running lines", pdf_parser._without_running_lines, pages)
     lines = [line for page in kept for line in page]
     if not lines:
         return
+    shy = getattr(pdf_parser, "_SHY", "")  # (older code has no joined lines, nor wrapped rows)
+    joins = {index: line.text.count(shy) for index, line in enumerate(lines) if shy and shy in line.text}
     lines = timed("hyphens", pdf_parser._with_hyphens_resolved, lines)
-    timed(
-        "blocks + assemble",
-        lambda: pdf_parser.assemble("pdf", pdf_parser._drafts(lines, outline), metadata, page_count=len(pages)),
+    joined = {id(lines[index]): count for index, count in joins.items()}
+    if hasattr(pdf_parser, "with_wrapped_rows_joined"):
+        lines = timed("wrapped table rows", pdf_parser.with_wrapped_rows_joined, lines)
+    drafts = (
+        (lambda: pdf_parser._drafts(lines, outline, joined)) if shy else (lambda: pdf_parser._drafts(lines, outline))
     )
+    timed("blocks + assemble", lambda: pdf_parser.assemble("pdf", drafts(), metadata, page_count=len(pages)))
 
 
 def main() -> None:

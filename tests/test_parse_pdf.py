@@ -374,3 +374,42 @@ def test_an_xmp_title_given_twice_in_one_language_keeps_both_values() -> None:
     assert title(one + '<rdf:li xml:lang="x-default">Layoffs</rdf:li>') == ["Minutes", "Layoffs"]
     assert title(one, '<rdf:li xml:lang="x-default">Layoffs</rdf:li>') == ["Minutes", "Layoffs"]
     assert title(one, one) == "Minutes"  # the same value twice is one value
+
+
+def test_word_counts_for_line_end_hyphens_match_counting_every_word() -> None:
+    """The hyphen decisions count a hyphenated word only in the lines holding a hyphen, and a
+    plain word by searching until enough were asked: both must give every word's true count."""
+    from collections import Counter
+
+    from ingest.parse.pdf_running import _WORD, SEARCHES_BEFORE_SPLITTING, _WordCounts
+
+    lines = [
+        "Self-Contained units; a self-contained unit is SELF-CONTAINED.",
+        "selfcontained? No: re-entry, re-\u00e9crit, Stra\u00dfe-Bahn and strasse-bahn; x-1 is no word.",
+        "well-known-fact and well--known are words of another shape; -leading and trailing-",
+    ] + [f"word{n} alpha{n % 7}beta gamma-delta{n % 3} epsilon" for n in range(3 * SEARCHES_BEFORE_SPLITTING)]
+    text = "\n".join(lines)
+    truth = Counter(word.casefold() for word in _WORD.findall(text))
+    asked = ["self-contained", "selfcontained", "re-entry", "re-\u00e9crit", "stra\u00dfe-bahn", "strasse-bahn"]
+    asked += ["well-known-fact", "well-known", "well", "known", "leading", "trailing", "x-1", "missing-word"]
+    asked += [f"alpha{n}beta" for n in range(7)] + ["gamma-delta", "gamma", "delta", "epsilon", "word"]
+    asked += [f"plain{n}" for n in range(2 * SEARCHES_BEFORE_SPLITTING)]  # past the searches: split once
+    counts = _WordCounts(text)
+    assert {word: counts[word] for word in asked} == {word: truth[word] for word in asked}
+    # (Straße folds to strasse)
+    assert counts["self-contained"] == 3 and counts["strasse-bahn"] == 2 and counts["well-known"] == 0
+
+
+def test_outline_titles_compare_ascii_and_other_lines_alike() -> None:
+    from ingest.parse.pdf import _NON_ALNUM, _comparable
+
+    for text in (
+        "3.1 Caf\u00e9 \u201cquotes\u201d",
+        "Chapter 2: The_End",
+        "A",
+        "Stra\u00dfe 12",
+        "\u2014",
+        "x86-64 ABI (v2)",
+    ):
+        whole = _NON_ALNUM.sub("", text).casefold()
+        assert whole in _comparable(text) or not whole

@@ -195,10 +195,25 @@ def _kind(line: Line, style: _Style) -> str:
 
 def _comparable(text: str) -> set[str]:
     """A title's letters and digits, case-folded, with and without a leading section number."""
-    whole = _NON_ALNUM.sub("", text).casefold()
     number = _OUTLINE_NUMBER.match(text)
-    found = {whole, _NON_ALNUM.sub("", text[number.end() :]).casefold()} if number else {whole}
+    found = (
+        {_letters_and_digits(text), _letters_and_digits(text[number.end() :])}
+        if number
+        else {_letters_and_digits(text)}
+    )
     return {value for value in found if value}
+
+
+# ASCII's characters that are neither letters nor digits (re's [\W_])
+_ASCII_NON_ALNUM = bytes(code for code in range(128) if not chr(code).isalnum())
+
+
+def _letters_and_digits(text: str) -> str:
+    """``text``'s letters and digits, case-folded (most lines are ASCII: deleted as bytes, which
+    costs a fraction of the regular expression)."""
+    if text.isascii():
+        return text.encode("ascii").translate(None, _ASCII_NON_ALNUM).decode("ascii").lower()
+    return _NON_ALNUM.sub("", text).casefold()
 
 
 def _outline_headings(lines: Sequence[Line], outline: Sequence[OutlineEntry]) -> dict[int, tuple[int, int]]:
@@ -208,35 +223,68 @@ def _outline_headings(lines: Sequence[Line], outline: Sequence[OutlineEntry]) ->
     just above a page break; anywhere when the destination is unknown), in order; a title
     wrapped over several lines is matched by joining them.
     """
-    by_page: dict[int, list[int]] = {}
-    titles = [_comparable(entry.title) for entry in outline]
-    for number, entry in enumerate(outline):
-        by_page.setdefault(max(entry.page, 0), []).append(number)
-    matched: set[int] = set()
+    entries = _OutlineIndex(outline)
     found: dict[int, tuple[int, int]] = {}
     index = 0
-    # a page's candidates change only when an entry is matched: kept per page and match count
-    candidates_of: dict[tuple[int, int], list[int]] = {}
+    buckets: list[int] = []
+    buckets_page = 0  # the page ``buckets`` are for (0: none yet, or an entry was matched since)
     while index < len(lines):
-        line = lines[index]
-        key = (line.page, len(matched))
-        candidates = candidates_of.get(key)
-        if candidates is None:
-            candidates = candidates_of[key] = [
-                number
-                for page in (line.page, line.page - 1, 0)  # 0: destination unknown, any page
-                for number in by_page.get(page, ())
-                if number not in matched
-            ]
-        span = _match(lines, index, candidates, titles, outline) if candidates else None
+        page = lines[index].page
+        if page != buckets_page:
+            buckets, buckets_page = entries.buckets(page), page
+        span = _match(lines, index, buckets, entries) if buckets else None
         if span is None:
             index += 1
             continue
         number, count = span
-        matched.add(number)
+        entries.matched(number)
+        buckets_page = 0
         found[index] = (min(max(outline[number].level, 1), 6), count)
         index += count
     return found
+
+
+class _OutlineIndex:
+    """The outline entries not matched yet, by destination page, each page's entries indexed by
+    their titles' comparable forms (see _comparable) and those forms' prefixes.
+
+    A line on page p is a candidate for the entries of pages p, p - 1 and 0 (destination
+    unknown), in that order and in outline order within a page: one dictionary lookup per form
+    finds those sharing a form, instead of comparing the line with every entry.
+    """
+
+    def __init__(self, outline: Sequence[OutlineEntry]) -> None:
+        self.outline = outline
+        self.titles = [_comparable(entry.title) for entry in outline]
+        self.numbers_of: dict[int, list[int]] = {}  # page: its entries, in outline order
+        for number, entry in enumerate(outline):
+            self.numbers_of.setdefault(max(entry.page, 0), []).append(number)
+        self.unmatched = {page: len(numbers) for page, numbers in self.numbers_of.items()}
+        self.done: set[int] = set()
+        self.forms_of: dict[int, dict[str, list[int]]] = {}  # page: form: its entries, in outline order
+        self.prefixes_of: dict[int, dict[str, list[int]]] = {}  # page: prefix of 4+ characters: entries
+
+    def buckets(self, page: int) -> list[int]:
+        """The pages whose unmatched entries a line on ``page`` is compared with, in order."""
+        unmatched = self.unmatched
+        return [bucket for bucket in (page, page - 1, 0) if unmatched.get(bucket)]
+
+    def matched(self, number: int) -> None:
+        self.done.add(number)
+        self.unmatched[max(self.outline[number].page, 0)] -= 1
+
+    def forms(self, page: int) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+        forms = self.forms_of.get(page)
+        if forms is None:
+            forms = self.forms_of[page] = {}
+            prefixes: dict[str, list[int]] = {}
+            self.prefixes_of[page] = prefixes
+            for number in self.numbers_of[page]:
+                for form in self.titles[number]:
+                    forms.setdefault(form, []).append(number)
+                    for end in range(4, len(form) + 1):
+                        prefixes.setdefault(form[:end], []).append(number)
+        return forms, self.prefixes_of[page]
 
 
 def _title_heading(lines: Sequence[Line], found: dict[int, tuple[int, int]]) -> dict[int, tuple[int, int]]:
@@ -268,11 +316,14 @@ def _title_heading(lines: Sequence[Line], found: dict[int, tuple[int, int]]) -> 
     return {start: (1, count)}
 
 
-def _match(
-    lines: Sequence[Line], index: int, candidates: list[int], titles: list[set[str]], outline: Sequence[OutlineEntry]
-) -> tuple[int, int] | None:
+def _match(lines: Sequence[Line], index: int, buckets: list[int], entries: _OutlineIndex) -> tuple[int, int] | None:
+    """(entry number, number of lines) of the first unmatched entry (in the order of ``buckets``,
+    then of the outline) whose title the lines from ``index`` on say, joined one by one (up to 4,
+    while some title begins with what they say so far); None when none does."""
     first = lines[index]
     text = ""
+    done, outline = entries.done, entries.outline
+    indexes = [entries.forms(bucket) for bucket in buckets]
     for count in range(1, 5):
         if index + count - 1 >= len(lines):
             return None
@@ -281,15 +332,21 @@ def _match(
             return None
         text = f"{text} {line.text}" if text else line.text
         forms = _comparable(text)
-        partial = False
-        for number in candidates:
-            title = titles[number]
-            common = forms & title
-            # one letter or digit (an index's "A") only when the line says exactly that
-            if common and (max(map(len, common)) >= 2 or text == outline[number].title):
-                return number, count
-            partial = partial or any(t.startswith(f) and len(f) >= 4 for t in title for f in forms)
-        if not partial:
+        for by_form, _ in indexes:
+            sharing = [number for form in forms for number in by_form.get(form, ()) if number not in done]
+            for number in sorted(sharing) if len(forms) > 1 else sharing:
+                common = forms & entries.titles[number]
+                # one letter or digit (an index's "A") only when the line says exactly that
+                if max(map(len, common)) >= 2 or text == outline[number].title:
+                    return number, count
+        # joined with the next line, the text may still become a title that begins like it
+        if not any(
+            number not in done
+            for form in forms
+            if len(form) >= 4
+            for _, by_prefix in indexes
+            for number in by_prefix.get(form, ())
+        ):
             return None
     return None
 

@@ -189,71 +189,9 @@ def _safe_char(code: int) -> str:
     return chr(code)
 
 
-_LINE = re.compile(r"[^\r\n]+")
-
-
-class _PageReader:
-    """pdfium's per-character queries for one text page, with the ctypes buffers made once."""
-
-    def __init__(self, textpage: pdfium.PdfTextPage, fonts: dict[tuple[bytes, int], tuple[bool, bool]]) -> None:
-        self.raw = textpage.raw
-        self.left, self.right = ctypes.c_double(), ctypes.c_double()
-        self.bottom, self.top = ctypes.c_double(), ctypes.c_double()
-        self.name = ctypes.create_string_buffer(256)
-        self.flags = ctypes.c_int(0)
-        self.matrix = pdfium_c.FS_MATRIX()
-        # the output pointers, made once: the calls take them as they are (see _unchecked)
-        self.left_ref, self.right_ref = ctypes.byref(self.left), ctypes.byref(self.right)
-        self.bottom_ref, self.top_ref = ctypes.byref(self.bottom), ctypes.byref(self.top)
-        self.name_ref, self.flags_ref = ctypes.byref(self.name), ctypes.byref(self.flags)
-        self.matrix_ref = ctypes.byref(self.matrix)
-        self.fonts = fonts
-
-    def wide_gap_between_rects(self, count: int, size: float) -> bool:
-        """Whether two consecutive text rectangles (of the range last given to
-        FPDFText_CountRects) lie further apart than a cell gap."""
-        raw, get_rect = self.raw, _GET_RECT
-        left, right = self.left, self.right
-        refs = self.left_ref, self.top_ref, self.right_ref, self.bottom_ref
-        limit = CELL_GAP_GENERATED * max(size, 1.0)
-        get_rect(raw, 0, *refs)
-        previous_right = right.value
-        for index in range(1, count):
-            get_rect(raw, index, *refs)
-            if left.value - previous_right > limit:
-                return True
-            previous_right = right.value
-        return False
-
-    def font_size(self, index: int) -> float:
-        """The size the character is drawn at: its font size scaled by its text and page matrices.
-
-        pdfium's font size is the ``Tf`` operand alone; many producers use ``1 Tf`` and scale
-        with the text matrix instead.
-        """
-        size: float = _GET_FONT_SIZE(self.raw, index)
-        if _GET_MATRIX(self.raw, index, self.matrix_ref):
-            matrix = self.matrix
-            scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
-            if scale > 0:
-                size *= scale
-        return size
-
-    def font(self, index: int) -> tuple[bool, bool]:
-        """(bold, monospace) of the character's font, from its weight, flags and name.
-
-        A font's name and flags identify it: its weight is asked for once per document.
-        """
-        length = _GET_FONT_INFO(self.raw, index, self.name_ref, 256, self.flags_ref)
-        key = (self.name.value, self.flags.value) if length > 0 else (b"", 0)
-        found = self.fonts.get(key)
-        if found is None:
-            weight = _GET_FONT_WEIGHT(self.raw, index)
-            name, flags = key[0].decode("latin-1"), key[1]
-            bold = weight >= 600 or bool(flags & _FORCE_BOLD) or bool(_BOLD_NAME.search(name))
-            mono = bool(flags & _FIXED_PITCH) or bool(_MONO_NAME.search(name))
-            found = self.fonts[key] = (bold, mono)
-        return found
+# A line's text without the whitespace around it: from its first non-space character to its
+# last, never across pdfium's line breaks (\r\n; \s and \S agree with str.isspace).
+_LINE_TEXT = re.compile(r"\S(?:[^\r\n]*\S)?")
 
 
 # Characters that need more than spaces collapsed (see _clean); a page without any is
@@ -261,122 +199,201 @@ class _PageReader:
 _NEEDS_CLEANING = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ue000-\uf8ff\ufffd\ufffe]")
 
 
-def _page_lines(
-    textpage: pdfium.PdfTextPage, page: int, fonts: dict[tuple[bytes, int], tuple[bool, bool]]
-) -> list[Line]:
+FontStyles = dict[tuple[bytes, int], tuple[bool, bool]]
+
+
+class _Outputs:
+    """The ctypes values pdfium's per-line queries of one page write into, and the pointers to
+    them that the calls take as they are (see _unchecked)."""
+
+    def __init__(self) -> None:
+        self.left, self.right = ctypes.c_double(), ctypes.c_double()
+        self.bottom, self.top = ctypes.c_double(), ctypes.c_double()
+        self.name = ctypes.create_string_buffer(256)
+        self.flags = ctypes.c_int(0)
+        self.matrix = pdfium_c.FS_MATRIX()
+        self.left_ref, self.right_ref = ctypes.byref(self.left), ctypes.byref(self.right)
+        self.bottom_ref, self.top_ref = ctypes.byref(self.bottom), ctypes.byref(self.top)
+        self.name_ref, self.flags_ref = ctypes.byref(self.name), ctypes.byref(self.flags)
+        self.matrix_ref = ctypes.byref(self.matrix)
+
+
+_new = object.__new__
+
+
+def _new_line(
+    page: int, text: str, cells: tuple[str, ...], x: float, y: float, size: float, bold: bool, mono: bool
+) -> Line:
+    """``Line(page, text, cells, x, y, size, bold, mono)``: the same frozen instance, its fields
+    set in one step (the dataclass's own ``__init__`` sets each through ``object.__setattr__``,
+    which costs three times as much, and this runs for every line of every page)."""
+    line: Line = _new(Line)
+    line.__dict__.update(page=page, text=text, cells=cells, x=x, y=y, size=size, bold=bold, mono=mono)
+    return line
+
+
+def _page_lines(textpage: pdfium.PdfTextPage, page: int, fonts: FontStyles) -> list[Line]:
+    """The page's lines: each one's text, first character's baseline origin, size and font, and
+    where its text objects lie a cell gap apart, its cells.
+
+    pdfium's text rectangles of a line break where its text object changes. Word gaps are
+    measured one by one only when two objects lie a cell gap apart (table cells, "1
+    Introduction" in most generators); a line whose objects follow each other closely is
+    prose, and skipping the measuring saves most of pdfium's calls. A line without a word gap
+    is one cell however its objects lie: not asked.
+    """
     chars = _page_chars(textpage)
     if not chars or chars.isspace():
         return []
-    reader = _PageReader(textpage, fonts)
+    raw = textpage.raw
+    out = _Outputs()
+    # pdfium's calls, output values and helpers bound to locals: this loop runs for every line
+    get_font_size, get_matrix, count_rects = _GET_FONT_SIZE, _GET_MATRIX, _COUNT_RECTS
+    get_char_origin, get_font_info = _GET_CHAR_ORIGIN, _GET_FONT_INFO
+    left, bottom, matrix = out.left, out.bottom, out.matrix
+    left_ref, bottom_ref = out.left_ref, out.bottom_ref
+    matrix_ref, name, name_ref, flags, flags_ref = out.matrix_ref, out.name, out.name_ref, out.flags, out.flags_ref
     needs_cleaning = _NEEDS_CLEANING.search
-    plain = needs_cleaning(chars) is None
+    page_plain = needs_cleaning(chars) is None
+    new_line = _new_line
     lines: list[Line] = []
-    for match in _LINE.finditer(chars):
-        segment = match.group()
-        words = segment.split()
-        if not words:
-            continue
-        if plain or needs_cleaning(segment) is None:  # most lines, even on pages with a hyphen mark
-            text = " ".join(words)
+    append = lines.append
+    for match in _LINE_TEXT.finditer(chars):
+        stripped = match.group()
+        first = match.start()
+        last = match.end() - 1
+        plain = page_plain or needs_cleaning(stripped) is None  # most lines, even on pages with a hyphen mark
+        if plain:
+            words = stripped.split()
+            if len(words) == 1:
+                text, spaced = stripped, False
+            else:
+                text = " ".join(words)
+                spaced = " " in stripped or "\t" in stripped or "\xa0" in stripped
         else:
-            stripped = segment.strip()
             if not strip_controls(stripped).strip():
                 continue
             text = _clean(stripped)
-        first = match.start() + (len(segment) - len(segment.lstrip()))
-        last = match.start() + len(segment.rstrip()) - 1
-        lines.append(_line(reader, chars, page, text, first, last))
+            spaced = " " in stripped or "\t" in stripped or "\xa0" in stripped
+        # the size the character is drawn at: its font size (the Tf operand alone; many
+        # producers use 1 Tf) scaled by its text and page matrices
+        size: float = get_font_size(raw, first)
+        if get_matrix(raw, first, matrix_ref):
+            scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
+            if scale > 0:
+                size *= scale
+        rects = -1  # not counted
+        cells: tuple[str, ...] = (text,)
+        if spaced:
+            rects = count_rects(raw, first, last - first + 1)
+            if rects > 1 and _wide_gap_between_rects(out, raw, rects, size):
+                cells = _cells(out, raw, stripped, first, text, size, plain)
+        get_char_origin(raw, first, left_ref, bottom_ref)
+        origin_x, origin_y = left.value, bottom.value
+        # (bold, monospace) of the first character's font: a font's name and flags identify it
+        font = (name.value, flags.value) if get_font_info(raw, first, name_ref, 256, flags_ref) > 0 else (b"", 0)
+        style = fonts.get(font)
+        if style is None:
+            style = _font_style(raw, first, font, fonts)
+        bold, mono = style
+        # The line is bold (monospace) when its first and last characters are: the last one
+        # matters only when the first is, and a line drawn by one text object has one font.
+        if (bold or mono) and last != first:
+            if rects < 0:
+                rects = count_rects(raw, first, last - first + 1)
+            if rects != 1:
+                last_bold, last_mono = _font(out, raw, last, fonts)
+                bold, mono = bold and last_bold, mono and last_mono
+        append(new_line(page, text, cells, round(origin_x, 1), round(origin_y, 1), round(size * 2) / 2, bold, mono))
     return lines
 
 
-def _line(reader: _PageReader, chars: str, page: int, text: str, first: int, last: int) -> Line:
-    size = reader.font_size(first)
-    # pdfium's text rectangles of a line break where its text object changes. Word gaps
-    # are measured one by one only when two objects lie a cell gap apart (table cells,
-    # "1 Introduction" in most generators); a line whose objects follow each other
-    # closely is prose, and skipping the measuring saves most of pdfium's calls. A line
-    # without a word gap is one cell however its objects lie (see _cells): not asked.
-    line = chars[first : last + 1]
-    rects = -1  # not counted
-    cells: tuple[str, ...] = (text,)
-    if " " in line or "\t" in line or "\xa0" in line:
-        rects = _COUNT_RECTS(reader.raw, first, last - first + 1)
-        if rects > 1 and reader.wide_gap_between_rects(rects, size):
-            cells = _cells(reader, chars, first, last, size) or (text,)
-    _GET_CHAR_ORIGIN(reader.raw, first, reader.left_ref, reader.bottom_ref)
-    origin_x, origin_y = reader.left.value, reader.bottom.value
-    bold, mono = reader.font(first)
-    # The line is bold (monospace) when its first and last characters are: the last one
-    # matters only when the first is, and a line drawn by one text object has one font.
-    if (bold or mono) and last != first:
-        if rects < 0:
-            rects = _COUNT_RECTS(reader.raw, first, last - first + 1)
-        if rects != 1:
-            last_bold, last_mono = reader.font(last)
-            bold, mono = bold and last_bold, mono and last_mono
-    # positional arguments: measurably cheaper than keywords, and this runs once per line
-    return Line(
-        page,  # page
-        text,  # text
-        cells,  # cells
-        round(origin_x, 1),  # x
-        round(origin_y, 1),  # y
-        round(size * 2) / 2,  # size
-        bold,  # bold
-        mono,  # mono
-    )
+def _wide_gap_between_rects(out: _Outputs, raw: Any, count: int, size: float) -> bool:
+    """Whether two consecutive text rectangles (of the range last given to FPDFText_CountRects)
+    lie further apart than a cell gap."""
+    get_rect, left, right = _GET_RECT, out.left, out.right
+    refs = out.left_ref, out.top_ref, out.right_ref, out.bottom_ref
+    limit = CELL_GAP_GENERATED * max(size, 1.0)
+    get_rect(raw, 0, *refs)
+    previous_right = right.value
+    for index in range(1, count):
+        get_rect(raw, index, *refs)
+        if left.value - previous_right > limit:
+            return True
+        previous_right = right.value
+    return False
+
+
+def _font(out: _Outputs, raw: Any, index: int, fonts: FontStyles) -> tuple[bool, bool]:
+    """(bold, monospace) of the character's font."""
+    name, flags = out.name, out.flags
+    font = (name.value, flags.value) if _GET_FONT_INFO(raw, index, out.name_ref, 256, out.flags_ref) > 0 else (b"", 0)
+    style = fonts.get(font)
+    return _font_style(raw, index, font, fonts) if style is None else style
+
+
+def _font_style(raw: Any, index: int, font: tuple[bytes, int], fonts: FontStyles) -> tuple[bool, bool]:
+    """(bold, monospace) of a font not seen before in the document, from its weight (asked of the
+    character at ``index``), flags and name; remembered in ``fonts``."""
+    weight = _GET_FONT_WEIGHT(raw, index)
+    name, flags = font[0].decode("latin-1"), font[1]
+    bold = weight >= 600 or bool(flags & _FORCE_BOLD) or bool(_BOLD_NAME.search(name))
+    mono = bool(flags & _FIXED_PITCH) or bool(_MONO_NAME.search(name))
+    style = fonts[font] = (bold, mono)
+    return style
 
 
 _GAP = re.compile(r"\s+")
 
 
-def _cells(reader: _PageReader, chars: str, first: int, last: int, size: float) -> tuple[str, ...]:
-    """The line's text split where the gap between two words is wider than CELL_GAP font sizes.
+def _cells(out: _Outputs, raw: Any, line: str, first: int, text: str, size: float, plain: bool) -> tuple[str, ...]:
+    """The line's text (``line``, from char index ``first``; ``text``: cleaned) split where the gap
+    between two words is wider than CELL_GAP font sizes.
 
     A justified line, whose every word gap is wide but all of them alike and below
     JUSTIFIED_GAP font sizes (a loose narrow column), is prose: one cell.
     """
-    line = chars[first : last + 1]
-    if " " not in line and "\t" not in line and "\xa0" not in line:
-        text = _clean(line)
-        return (text,) if text else ()
     # pdfium's calls bound to locals: this loop runs for every word gap of such lines
-    raw, char_box, is_generated = reader.raw, _GET_CHAR_BOX, _IS_GENERATED
-    left, right = reader.left, reader.right
-    refs = reader.left_ref, reader.right_ref, reader.bottom_ref, reader.top_ref
+    char_box, is_generated = _GET_CHAR_BOX, _IS_GENERATED
+    left, right = out.left, out.right
+    left_ref, right_ref, bottom_ref, top_ref = out.left_ref, out.right_ref, out.bottom_ref, out.top_ref
     generated_limit = CELL_GAP_GENERATED * max(size, 1.0)
     drawn_limit = CELL_GAP * max(size, 1.0)
     cuts: list[tuple[int, int]] = []
     widths: list[float] = []
     gaps = 0
+    boxed, boxed_right = -1, 0.0  # the last character whose box was asked, and its right edge
     for gap in _GAP.finditer(line):
         gaps += 1
         gap_start, gap_end = gap.span()
-        before, after = first + gap_start - 1, first + gap_end
-        char_box(raw, before, *refs)
-        before_right = right.value
-        char_box(raw, after, *refs)
+        before, after = gap_start - 1, gap_end
+        if before == boxed:  # a one-character word: its box was asked as the last gap's right side
+            before_right = boxed_right
+        else:
+            char_box(raw, first + before, left_ref, right_ref, bottom_ref, top_ref)
+            before_right = right.value
+        char_box(raw, first + after, left_ref, right_ref, bottom_ref, top_ref)
+        boxed, boxed_right = after, right.value
         width = left.value - before_right
         if width <= generated_limit:
             continue
         # pdfium marks the spaces it inserted itself; a drawn space needs a wider gap.
         if width <= drawn_limit and (
-            gap_end - gap_start > 1 or line[gap_start] != " " or not is_generated(raw, before + 1)
+            gap_end - gap_start > 1 or line[gap_start] != " " or not is_generated(raw, first + gap_start)
         ):
             continue
-        cuts.append((before + 1, after))
+        cuts.append((gap_start, after))
         widths.append(width)
-    justified = len(cuts) == gaps >= 3 and max(widths) <= min(1.6 * min(widths), JUSTIFIED_GAP * max(size, 1.0))
-    if not cuts or justified:
-        text = _clean(line)
-        return (text,) if text else ()
-    cells: list[str] = []
-    cell_start = first
+    if not cuts or (len(cuts) == gaps >= 3 and max(widths) <= min(1.6 * min(widths), JUSTIFIED_GAP * max(size, 1.0))):
+        return (text,)
+    pieces: list[str] = []
+    cell_start = 0
     for end, start in cuts:
-        cells.append(chars[cell_start:end])
+        pieces.append(line[cell_start:end])
         cell_start = start
-    cells.append(chars[cell_start : last + 1])
-    texts = [text for text in map(_clean, cells) if text]
+    pieces.append(line[cell_start:])
+    # (a plain piece, cut at gaps, has a word: not empty)
+    texts = [" ".join(piece.split()) for piece in pieces] if plain else [cell for cell in map(_clean, pieces) if cell]
     if len(texts) > 1 and _MARKER.fullmatch(texts[0]):
         texts[:2] = [f"{texts[0]} {texts[1]}"]  # a list bullet set apart from its item
     return tuple(texts)

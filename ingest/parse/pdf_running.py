@@ -105,40 +105,61 @@ def _body_size(lines: Sequence[Line]) -> float:
     return max(sizes.items(), key=itemgetter(1))[0] if sizes else 0.0
 
 
-SEARCHES_BEFORE_SPLITTING = 16
+SEARCHES_BEFORE_SPLITTING = 64
 
 
 class _WordCounts:
     """How often each word (as ``_WORD`` finds them, case-folded) occurs in the lines of a text,
     counted only for the words asked about.
 
-    A word absent from the case-folded text is absent (folding works character by character
-    and keeps the line breaks); one that is there is counted in the lines it occurs in (no
-    word spans a line break). Splitting the whole text into words costs as much as a few
-    hundred such searches: after ``SEARCHES_BEFORE_SPLITTING`` questions it is split once.
+    A hyphenated word is looked for only in the lines that hold a hyphen (most do not), all
+    of whose hyphenated words are counted at the first such question: the line-end hyphens
+    ask first whether their hyphenated form is used, and only when it is, whether the joined
+    one is. A word without a hyphen absent from the case-folded text is absent (folding
+    works character by character and keeps the line breaks); one that is there is counted in
+    the lines it occurs in (no word spans a line break). Splitting the whole text into words
+    costs as much as a few hundred such searches: after ``SEARCHES_BEFORE_SPLITTING`` such
+    questions it is split once.
     """
 
-    def __init__(self, text: str, questions: int) -> None:
-        """``questions``: about how many words will be asked about (more: split at once)."""
+    def __init__(self, text: str) -> None:
         self.text = text
-        self.folded = text.casefold() if questions <= SEARCHES_BEFORE_SPLITTING else ""
+        self.folded = ""  # the text case-folded, once a word without a hyphen is searched for
         self.lines: list[str] = []
         self.line_starts: list[int] = []  # of each line in the folded text
         self.counted: dict[str, int] = {}
+        self.searches = 0
         self.all_words: Counter[str] | None = None
+        self.hyphenated: Counter[str] | None = None
 
     def __getitem__(self, word: str) -> int:
         """Occurrences of ``word`` (case-folded)."""
         count = self.counted.get(word)
         if count is None:
-            count = self.counted[word] = self._count(word)
+            count = self.counted[word] = self._hyphenated_count(word) if "-" in word else self._count(word)
         return count
 
+    def _hyphenated_count(self, word: str) -> int:
+        if self.all_words is not None:
+            return self.all_words[word]
+        if self.hyphenated is None:
+            self.hyphenated = Counter(
+                found.casefold()
+                for line in self.text.split("\n")
+                if "-" in line
+                for found in _WORD.findall(line)
+                if "-" in found
+            )
+        return self.hyphenated[word]
+
     def _count(self, word: str) -> int:
-        if self.all_words is None and (not self.folded or len(self.counted) >= SEARCHES_BEFORE_SPLITTING):
+        self.searches += 1
+        if self.all_words is None and self.searches > SEARCHES_BEFORE_SPLITTING:
             self.all_words = Counter(map(str.casefold, _WORD.findall(self.text)))
         if self.all_words is not None:
             return self.all_words[word]
+        if not self.folded:
+            self.folded = self.text.casefold()
         folded = self.folded
         at = folded.find(word)
         if at < 0:
@@ -170,7 +191,7 @@ def _with_hyphens_resolved(lines: list[Line]) -> list[Line]:
     joined_by_pdfium = [index for index, line in enumerate(lines) if _SHY in line.text]
     if not candidates and not joined_by_pdfium:
         return lines
-    words = _WordCounts("\n".join([line.text for line in lines]), 2 * (len(candidates) + len(joined_by_pdfium)))
+    words = _WordCounts("\n".join([line.text for line in lines]))
 
     def resolve(match: re.Match[str]) -> str:
         left, right = match.group(1), match.group(2)

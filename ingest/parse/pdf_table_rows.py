@@ -29,9 +29,30 @@ LINE_STEP = 1.3  # font sizes from one baseline to the next inside a cell, at mo
 
 def with_wrapped_rows_joined(lines: list[Line]) -> list[Line]:
     """``lines`` with each band of wrapped cells just above a table row made one row."""
+    count = len(lines)
+    # A band goes back up at least once, through short lines of one page (see _band_end): a line
+    # from which no such step is reached starts none, and most lines are ruled out so, by
+    # searching these flags, without walking the lines after them.
+    ys = [line.y for line in lines]
+    up_steps = [later > earlier + 1 for earlier, later in zip(ys, ys[1:], strict=False)]  # [i]: line i + 1 goes up
+    long_lines = [line.mono or len(line.text) > MAX_CELL_LINE_CHARS for line in lines]
+    next_long = next_up = -1  # the first long line at or after index, the first line after it that goes up
     result: list[Line] = []
     index = 0
-    while index < len(lines):
+    while index < count:
+        if next_long < index:
+            next_long = _first_true(long_lines, index)
+        if next_up <= index:
+            next_up = _first_true(up_steps, index) + 1
+        if (
+            next_long == index
+            or next_up >= min(count, next_long)
+            or next_up - index > MAX_BAND_PIECES
+            or lines[next_up].page != lines[index].page
+        ):
+            result.append(lines[index])
+            index += 1
+            continue
         end = _band_end(lines, index)
         if end is None:
             result.append(lines[index])
@@ -40,6 +61,14 @@ def with_wrapped_rows_joined(lines: list[Line]) -> list[Line]:
         result.append(_row(lines[index:end]))
         index = end
     return result
+
+
+def _first_true(flags: list[bool], start: int) -> int:
+    """The first index at or after ``start`` whose flag is set; ``len(flags)`` when none is."""
+    try:
+        return flags.index(True, start)
+    except ValueError:
+        return len(flags)
 
 
 def _band_end(lines: Sequence[Line], start: int) -> int | None:
