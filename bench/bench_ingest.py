@@ -260,9 +260,9 @@ def raw_write(url: str, records: list[dict], work: Path, prefix: str) -> Measure
         def raw_sqlite():
             conn = sqlite3.connect(work / "baseline.sqlite", isolation_level=None)
             try:  # the store's own schema when it still exports it; else a plain JSON table
-                from ingest.store.sqlite import CHUNK_COLUMNS, JSON_COLUMNS, SCHEMA
+                from ingest.store.sqlite import CHUNK_COLUMNS, JSON_COLUMNS, LANGUAGE_TOKENIZERS, SCHEMA
 
-                conn.executescript(SCHEMA)
+                conn.executescript(SCHEMA.replace("@TOKENIZE@", LANGUAGE_TOKENIZERS["english"]))
                 cols = ", ".join(f'"{c}"' for c in CHUNK_COLUMNS)
                 sql = f"INSERT INTO chunks ({cols}) VALUES ({', '.join('?' * len(CHUNK_COLUMNS))})"
                 rows = (tuple(json.dumps(r[c]) if c in JSON_COLUMNS else r[c] for c in CHUNK_COLUMNS) for r in records)

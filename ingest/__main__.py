@@ -1,5 +1,18 @@
-"""``python -m ingest``: the command line (:func:`ingest.cli.main`)."""
+"""``python -m ingest`` and the ``ingest`` console script: the command line (:func:`ingest.cli.main`).
 
-from ingest.cli import main
+The console script imports only this module, and the CLI when it runs: parser processes are spawned
+children that re-run the script as their main module, and must not pay for importing the CLI (typer,
+rich, the stores) they never use.
+"""
 
-main()
+from __future__ import annotations
+
+
+def main() -> None:
+    from ingest.cli import main as cli_main
+
+    cli_main()
+
+
+if __name__ == "__main__":
+    main()

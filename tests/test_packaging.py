@@ -124,3 +124,16 @@ def test_every_declared_lower_bound_is_the_pinned_minimum():
         assert requirement.specifier.contains(pins[requirement.name.lower()])
     # typer's own floor for click is 8.0.0; the oldest allowed click is part of the tested set.
     assert pins["click"] == Version("8.0.0")
+
+
+def test_the_console_script_module_leaves_the_cli_to_the_run():
+    """Parser processes are spawned children that re-run the console script as their main module:
+    importing what the script imports must not load the CLI (typer, rich) each of them would pay for."""
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    module, _, function = scripts["ingest"].partition(":")
+    code = (
+        f"import sys, {module}; assert callable({module}.{function}); "
+        "print(sorted(m for m in ('typer', 'rich', 'click', 'ingest.cli') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"
