@@ -463,7 +463,7 @@ def scan_corpus(
         raise CorpusError(f"{root}: no {DOCUMENTS}/ folder; a corpus holds its files under {root / DOCUMENTS}")
     inventory_data, inventory_problems = _inventory_bytes(root)
     if inventory_problems:
-        raise CorpusError("; ".join(inventory_problems) + " (fix inventory.yaml: nothing was checked or written)")
+        raise _bad_inventory(inventory_problems)
     fingerprint = scan_fingerprint(inventory_data, settings)
     found = ahead.take() if ahead is not None else None
     listing, hashed = found if found is not None else (list_documents(root), {})
@@ -478,9 +478,7 @@ def scan_corpus(
     if not inventory_skipped:
         inventory, inventory_problems = _parse_inventory(inventory_data)
         if inventory_problems:
-            # Checking documents without the fields the inventory gives could index a guess
-            # (a defaulted access label for a confidential file): stop, as for a bad ingest.toml.
-            raise CorpusError("; ".join(inventory_problems) + " (fix inventory.yaml: nothing was checked or written)")
+            raise _bad_inventory(inventory_problems)
     count = default_workers() if workers is None else workers
     checked = _check_files(
         todo, root, inventory, settings, skip_body, count, chunking, parser_memory_limit, parser_timeout_s
@@ -496,6 +494,12 @@ def scan_corpus(
     scan = _assemble(root, results, listing, inventory_problems, fingerprint, listed)
     unread = _inventory_visibility(listing, inventory)
     return replace(scan, rejected_visibility={**unread, **scan.rejected_visibility}) if unread else scan
+
+
+def _bad_inventory(problems: list[str]) -> CorpusError:
+    # Checking documents without the fields the inventory gives could index a guess (a defaulted
+    # access label for a confidential file): stop, as for a bad ingest.toml.
+    return CorpusError("; ".join(problems) + " (fix inventory.yaml: nothing was checked or written)")
 
 
 def _inventory_visibility(

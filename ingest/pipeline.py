@@ -119,12 +119,7 @@ def run(
         parser_memory_limit,
         parser_timeout_s,
     )
-    if dry_run:
-        result = _dry_run(store, job)
-    else:
-        # Everything is read under the lock: a run never plans against a store another run replaced.
-        with store.lock(_owner(), wait_s=lock_wait_s):
-            result = _strict_run(store, job, ahead) if strict else _locked_run(store, job, ahead)
+    result = _dry_run(store, job) if dry_run else _under_lock(store, job, ahead, strict=strict, wait_s=lock_wait_s)
     result.access_changes = access_changes
     result.warnings = list(getattr(store, "warnings", []))  # e.g. the lock release failed after the writes
     result.elapsed_s = time.perf_counter() - started
@@ -417,6 +412,12 @@ def analysis_change(store: Store, stored: list[DocumentRecord], meta: Mapping[st
 def _give_reason(plan: Plan, reason: str) -> None:
     if reason:
         plan.items = [replace(item, reason=item.reason or reason) for item in plan.items]
+
+
+def _under_lock(store: Store, job: _Job, ahead: FolderAhead | None, *, strict: bool, wait_s: float) -> RunResult:
+    # Everything is read under the lock: a run never plans against a store another run replaced.
+    with store.lock(_owner(), wait_s=wait_s):
+        return _strict_run(store, job, ahead) if strict else _locked_run(store, job, ahead)
 
 
 def _record_roles(store: Store, settings: Settings) -> None:

@@ -670,7 +670,7 @@ def test_an_immense_term_is_a_refused_item_with_elasticsearchs_reason(make_es_st
 
 def test_a_prefix_too_long_for_index_names_is_refused_before_anything_is_created():
     from ingest.settings import Settings, SettingsError
-    from ingest.store.elasticsearch.layout import check_names
+    from ingest.store.elasticsearch.names import check_names
 
     check_names("a" * 100, Settings())
     with pytest.raises(SettingsError, match="too long"):
@@ -789,7 +789,7 @@ def test_a_label_change_that_cannot_leave_a_write_blocked_index_stops_the_run_an
 def test_indices_a_killed_full_run_left_are_reported_and_deleted_by_the_next_run(tmp_path, make_es_store, es_url, es_prefix):
     import dataclasses
 
-    from ingest.store.elasticsearch.layout import new_build
+    from ingest.store.elasticsearch.names import new_build
 
     corpus = make_corpus(tmp_path / "corpus")
     settings = Settings()

@@ -232,6 +232,34 @@ def _new_line(
     return line
 
 
+def _line_text(stripped: str, page_plain: bool) -> tuple[str, bool, bool] | None:
+    """(text, spaced, plain) of a line's characters; None for a line of control characters only."""
+    plain = page_plain or _NEEDS_CLEANING.search(stripped) is None  # most lines, even on pages with a hyphen mark
+    if plain:
+        words = stripped.split()
+        if len(words) == 1:
+            return stripped, False, True
+        text = " ".join(words)
+    elif not strip_controls(stripped).strip():
+        return None
+    else:
+        text = _clean(stripped)
+    return text, " " in stripped or "\t" in stripped or "\xa0" in stripped, plain
+
+
+def _line_style(
+    out: _Outputs, raw: Any, first: int, last: int, rects: int, fonts: FontStyles, bold: bool, mono: bool
+) -> tuple[bool, bool]:
+    """A line whose first character is bold (monospace) is so when its last one is too: a line drawn
+    by one text object (one rectangle) has one font, and is not asked."""
+    if rects < 0:
+        rects = _COUNT_RECTS(raw, first, last - first + 1)
+    if rects == 1:
+        return bold, mono
+    last_bold, last_mono = _font(out, raw, last, fonts)
+    return bold and last_bold, mono and last_mono
+
+
 def _page_lines(textpage: pdfium.PdfTextPage, page: int, fonts: FontStyles) -> list[Line]:
     """The page's lines: each one's text, first character's baseline origin, size and font, and
     where its text objects lie a cell gap apart, its cells.
@@ -253,28 +281,18 @@ def _page_lines(textpage: pdfium.PdfTextPage, page: int, fonts: FontStyles) -> l
     left, bottom, matrix = out.left, out.bottom, out.matrix
     left_ref, bottom_ref = out.left_ref, out.bottom_ref
     matrix_ref, name, name_ref, flags, flags_ref = out.matrix_ref, out.name, out.name_ref, out.flags, out.flags_ref
-    needs_cleaning = _NEEDS_CLEANING.search
-    page_plain = needs_cleaning(chars) is None
-    new_line = _new_line
+    page_plain = _NEEDS_CLEANING.search(chars) is None
+    new_line, line_text = _new_line, _line_text
     lines: list[Line] = []
     append = lines.append
     for match in _LINE_TEXT.finditer(chars):
         stripped = match.group()
         first = match.start()
         last = match.end() - 1
-        plain = page_plain or needs_cleaning(stripped) is None  # most lines, even on pages with a hyphen mark
-        if plain:
-            words = stripped.split()
-            if len(words) == 1:
-                text, spaced = stripped, False
-            else:
-                text = " ".join(words)
-                spaced = " " in stripped or "\t" in stripped or "\xa0" in stripped
-        else:
-            if not strip_controls(stripped).strip():
-                continue
-            text = _clean(stripped)
-            spaced = " " in stripped or "\t" in stripped or "\xa0" in stripped
+        found = line_text(stripped, page_plain)
+        if found is None:
+            continue
+        text, spaced, plain = found
         # the size the character is drawn at: its font size (the Tf operand alone; many
         # producers use 1 Tf) scaled by its text and page matrices
         size: float = get_font_size(raw, first)
@@ -296,14 +314,8 @@ def _page_lines(textpage: pdfium.PdfTextPage, page: int, fonts: FontStyles) -> l
         if style is None:
             style = _font_style(raw, first, font, fonts)
         bold, mono = style
-        # The line is bold (monospace) when its first and last characters are: the last one
-        # matters only when the first is, and a line drawn by one text object has one font.
         if (bold or mono) and last != first:
-            if rects < 0:
-                rects = count_rects(raw, first, last - first + 1)
-            if rects != 1:
-                last_bold, last_mono = _font(out, raw, last, fonts)
-                bold, mono = bold and last_bold, mono and last_mono
+            bold, mono = _line_style(out, raw, first, last, rects, fonts, bold, mono)
         append(new_line(page, text, cells, round(origin_x, 1), round(origin_y, 1), round(size * 2) / 2, bold, mono))
     return lines
 

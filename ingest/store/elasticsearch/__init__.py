@@ -71,15 +71,9 @@ The first write to an empty cluster creates the indices and aliases (:meth:`ensu
 reads on an empty cluster find nothing instead of creating anything.
 """
 
-from ingest.store.elasticsearch.layout import (
-    DEFAULT_ANALYZER,
-    LANGUAGE_ANALYZERS,
-    IndexNames,
-    analyzer_for,
-    load_index_body,
-    new_build,
-)
+from ingest.store.elasticsearch.layout import DEFAULT_ANALYZER, LANGUAGE_ANALYZERS, analyzer_for, load_index_body
 from ingest.store.elasticsearch.lock import LOCK_TTL_S
+from ingest.store.elasticsearch.names import IndexNames, new_build
 from ingest.store.elasticsearch.query import as_of_filters, search_body
 from ingest.store.elasticsearch.store import ElasticsearchStore
 from ingest.store.elasticsearch.transport import BULK_MAX_ACTIONS, BULK_MAX_BYTES, PAGE

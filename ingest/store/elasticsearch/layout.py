@@ -7,19 +7,17 @@ See the package docstring (:mod:`ingest.store.elasticsearch`) for the layout and
 from __future__ import annotations
 
 import dataclasses
-import re
-import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
 from elasticsearch import ApiError, AuthorizationException, NotFoundError, TransportError
 
 from ingest.resources import load_mapping
-from ingest.settings import Settings, SettingsError
+from ingest.settings import Settings
 from ingest.store.base import StoreConfigError
+from ingest.store.elasticsearch.names import AliasPair, IndexNames, build_of, new_build
 from ingest.store.elasticsearch.transport import Transport, error_type, reason
 
 # [search] language -> the analyzer of the BM25 text fields (``english`` is built into every full
@@ -27,8 +25,6 @@ from ingest.store.elasticsearch.transport import Transport, error_type, reason
 LANGUAGE_ANALYZERS = {"english": "english", "none": "standard"}
 DEFAULT_ANALYZER = LANGUAGE_ANALYZERS["english"]
 EXACT_FIELD = "exact"  # the unstemmed sub-field; its analyzer is fixed in mappings/*.json
-NAME_PART = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
-BUILD_PATTERN = r"\d{8}t\d{6}-[0-9a-f]{6}"  # exactly what new_build() makes
 META_ID = "meta"  # meta documents: the run metadata, the write lock, the owned layout
 LOCK_ID = "lock"
 LAYOUT_ID = "layout"
@@ -44,7 +40,6 @@ def _found_or_absent(doc: Mapping[str, Any]) -> bool:
 
 
 # (index, alias) pairs; the _aliases API actions that change them.
-AliasPair = tuple[str, str]
 Actions = list[dict[str, Any]]
 
 
@@ -72,35 +67,6 @@ def analyzer_for(settings: Settings) -> str:
     return LANGUAGE_ANALYZERS[settings.search.language]
 
 
-def new_build() -> str:
-    """A build suffix: sortable UTC time plus randomness (no ``_``, lowercase)."""
-    return datetime.now(UTC).strftime("%Y%m%dt%H%M%S") + "-" + secrets.token_hex(3)
-
-
-def build_of(index: str) -> str:
-    return index.rsplit("_", 1)[-1]
-
-
-def check_names(prefix: str, settings: Settings) -> None:
-    """Labels, roles and the prefix must be able to name indices and aliases (lowercase slugs)."""
-    for kind, names in (("access label", settings.labels), ("role", settings.roles)):
-        for name in names:
-            if not NAME_PART.match(name):
-                raise SettingsError(
-                    f"{kind} {name!r} cannot name an Elasticsearch index or alias: "
-                    "use lowercase letters, digits, '.', '_' and '-'"
-                )
-    if not NAME_PART.match(prefix):
-        raise SettingsError(f"index prefix {prefix!r}: use lowercase letters, digits, '.', '_' and '-'")
-    # Index names are at most 255 bytes: the longest is {prefix}-chunks_{label}_{build}.
-    longest = max((len(label.encode()) for label in settings.labels), default=0)
-    if len(prefix.encode()) + len("-chunks__") + longest + len(new_build()) > 255:
-        raise SettingsError(
-            f"index prefix {prefix[:40]!r}… ({len(prefix)} characters) is too long: index names would pass "
-            "Elasticsearch's 255-byte limit; use a shorter --index-prefix"
-        )
-
-
 def mapping_drift(expected: dict[str, Any], actual: dict[str, Any], path: str = "") -> list[str]:
     """How an index's field types differ from ingest's mapping (missing fields, other types)."""
     problems: list[str] = []
@@ -116,66 +82,6 @@ def mapping_drift(expected: dict[str, Any], actual: dict[str, Any], path: str = 
         problems += mapping_drift(spec.get("fields", {}), found.get("fields", {}), f"{path}{name}.")
         problems += mapping_drift(spec.get("properties", {}), found.get("properties", {}), f"{path}{name}.")
     return problems
-
-
-class IndexNames:
-    """Every name of one prefix (aliases readers use, concrete indices of a build)."""
-
-    def __init__(self, prefix: str):
-        self.prefix = prefix
-
-    @property
-    def all_alias(self) -> str:
-        return f"{self.prefix}-chunks"
-
-    def role_alias(self, role: str) -> str:
-        return f"{self.prefix}-chunks-{role}"
-
-    @property
-    def documents_alias(self) -> str:
-        return f"{self.prefix}-documents"
-
-    @property
-    def meta_index(self) -> str:
-        return f"{self.prefix}-meta"
-
-    def chunk_index(self, label: str, build: str) -> str:
-        return f"{self.prefix}-chunks_{label}_{build}"
-
-    def documents_index(self, build: str) -> str:
-        return f"{self.prefix}-documents_{build}"
-
-    def label_of_index(self, index: str) -> str | None:
-        """The label of one of this prefix's chunk indices, matched exactly (build suffix format)."""
-        found = re.fullmatch(re.escape(f"{self.prefix}-chunks_") + r"([a-z0-9][a-z0-9._-]*)_" + BUILD_PATTERN, index)
-        return found[1] if found else None
-
-    def is_documents_index(self, index: str) -> bool:
-        return re.fullmatch(re.escape(f"{self.prefix}-documents_") + BUILD_PATTERN, index) is not None
-
-    def build_indices(self, labels: Iterable[str], build: str) -> tuple[dict[str, str], str]:
-        """(label -> chunk index, documents index) of one build."""
-        return {label: self.chunk_index(label, build) for label in labels}, self.documents_index(build)
-
-    def desired_aliases(
-        self, label_index: Mapping[str, str], documents_index: str, roles: Mapping[str, Sequence[str]]
-    ) -> set[AliasPair]:
-        """(index, alias) pairs of a complete layout for these labels and roles."""
-        pairs = {(index, self.all_alias) for index in label_index.values()}
-        for role, labels in roles.items():
-            pairs |= {(label_index[label], self.role_alias(role)) for label in labels if label in label_index}
-        pairs.add((documents_index, self.documents_alias))
-        return pairs
-
-    def alias_filter(self, alias: str, roles: Mapping[str, Sequence[str]]) -> dict[str, Any] | None:
-        """The filter a role alias carries: only chunks whose access label the role may read, whatever
-        index they sit in (a chunk copied into the wrong label's index is never returned through it).
-        The other aliases (all chunks, documents) carry none."""
-        role_prefix = f"{self.all_alias}-"
-        if not alias.startswith(role_prefix):
-            return None
-        labels = roles.get(alias[len(role_prefix) :])
-        return None if labels is None else {"terms": {"access": sorted(labels)}}
 
 
 @dataclasses.dataclass

@@ -10,7 +10,8 @@ from contextlib import contextmanager
 from typing import TypeVar
 
 from ingest.store.base import StoreError
-from ingest.store.elasticsearch.layout import IndexLayout, Layout, new_build
+from ingest.store.elasticsearch.layout import IndexLayout, Layout
+from ingest.store.elasticsearch.names import new_build
 from ingest.store.elasticsearch.transport import Transport
 
 # While a build fills: no refresh (restored at the switch). Replicas: none on a single node; on a
