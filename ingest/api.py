@@ -16,6 +16,7 @@ ingest.toml's ``[roles]``), else the default roles; an unknown role is :class:`U
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -34,6 +35,19 @@ if TYPE_CHECKING:
 
 AsOf = date | str | None
 TODAY = "today"
+
+
+def parse_as_of(value: str | None) -> date | None:
+    """None or "today" → today; "any" (or "all", "none") → no date filter; else a YYYY-MM-DD date, and
+    no other ISO form: which day "20260101" or "2026-W01-1" means is never guessed (ValueError)."""
+    text = TODAY if value is None else value.strip().lower()
+    if text == TODAY:
+        return date.today()
+    if text in ("any", "all", "none"):
+        return None
+    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text):
+        raise ValueError(f"{value!r} is not a YYYY-MM-DD date")
+    return date.fromisoformat(text)
 
 
 class UnknownRole(ValueError):
@@ -99,13 +113,8 @@ def as_of_date(value: AsOf) -> date | None:
             f"as_of must be a datetime.date, a 'YYYY-MM-DD' string, 'today', 'any' or None, "
             f"not {type(value).__name__}: {value!r}"
         )
-    text = value.strip().lower()
-    if text == TODAY:
-        return date.today()
-    if text in ("any", "all", "none"):
-        return None
     try:
-        return date.fromisoformat(text)
+        return parse_as_of(value)
     except ValueError:
         raise ValueError(f"as_of {value!r} is not a YYYY-MM-DD date (or 'today', 'any')") from None
 

@@ -76,7 +76,7 @@ from ingest.cli_output import (
     progress_bar,
     safe,
 )
-from ingest.config import ConnectionRequest, debug_enabled
+from ingest.config import MAX_SECONDS, ConnectionRequest, debug_enabled
 from ingest.model import MIN_PREFIX, UnreadableFile
 from ingest.settings import chunking_with, load_settings
 
@@ -228,6 +228,8 @@ def run(
         full=full, dry_run=dry_run, accept_edits=accept_edits, lock_wait_s=wait, allow_empty=allow_empty, strict=strict
     )
     with store_command(flags, report.as_json) as (config, connection):
+        if not 0 <= wait <= MAX_SECONDS:  # nan included
+            raise CommandError(USAGE, f"--wait {wait!r}: give seconds from 0 to {MAX_SECONDS:g}")
         corpus = corpus_dir(corpus)
         settings = load_settings(corpus)
         chunking = chunking_with(settings.chunking, chunker, size, overlap, "options")
@@ -361,7 +363,7 @@ def chunks(
 def show(
     chunk_id: str = typer.Argument(..., help="A chunk ID or any unique prefix of 8+ characters."),
     context: int = typer.Option(
-        0, "--context", "-C", min=0, help="Also show N neighbours each side (same document version)."
+        0, "--context", "-C", min=0, max=1000, help="Also show N neighbours each side (same document version)."
     ),
     flags: ConnectionRequest = NO_FLAGS,
     as_json: bool = JsonOpt,

@@ -434,12 +434,12 @@ def corpus_dir(corpus: Path) -> Path:
 
 
 def day_of(value: str | None) -> date | None:
-    from ingest.pipeline import parse_as_of
+    from ingest.api import parse_as_of
 
     try:
         return parse_as_of(value)
     except ValueError:
-        raise CommandError(USAGE, f"--as-of {value!r} is not a YYYY-MM-DD date (or 'any')") from None
+        raise CommandError(USAGE, f"--as-of {value!r} is not a YYYY-MM-DD date (or 'today', 'any')") from None
 
 
 def write_junit(path: Path | None, *suites: Suite) -> None:

@@ -27,6 +27,7 @@ content, it moves between machines and clusters, and credentials do not belong i
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -34,6 +35,7 @@ from urllib.parse import urlsplit
 
 DEFAULT_SQLITE = ".ingest/index.sqlite"
 DEFAULT_PREFIX = "ingest"
+MAX_SECONDS = 86_400.0  # a timeout or lock wait over a day is a typo (and past what sockets take)
 
 # Built-in analyzers that exist in every distribution the mappings can name without extra
 # settings (language analyzers need the analysis-common module: present in the default
@@ -205,6 +207,9 @@ def resolve(
         request = ConnectionRequest(request)
     if index_prefix:
         request = replace(request, index_prefix=index_prefix)
+    if request.index_prefix is not None and not request.index_prefix.strip():
+        # "--index-prefix $UNSET" must not quietly mean the default prefix (another deployment's data)
+        raise ConfigError(f"--index-prefix {request.index_prefix!r} is empty: give a prefix, or leave the option out")
     var = _reader(environ)
     url, source, cloud_id = _which_store(request.store, request.cloud_id, var)
     if url:
@@ -375,6 +380,8 @@ def _whole_number(name: str, value: str | None) -> int | None:
         return None
     minimum = INTEGER_VARIABLES[name]
     try:
+        if not re.fullmatch(r"\s*[+-]?[0-9]+\s*", value):  # int() would also take "５" or "1_000"
+            raise ValueError(value)
         number = int(value)
     except ValueError:
         raise ConfigError(
@@ -395,6 +402,6 @@ def _positive_float(key: str, value: str) -> float:
         number = float(value)
     except ValueError:
         raise ConfigError(f"{key}={value!r} is not a number of seconds") from None
-    if not number > 0 or number != number or number == float("inf"):
-        raise ConfigError(f"{key}={value!r} must be a positive number of seconds")
+    if not 0 < number <= MAX_SECONDS:  # nan and inf included
+        raise ConfigError(f"{key}={value!r} must be a positive number of seconds, at most {MAX_SECONDS:g}")
     return number

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ingest.api import parse_as_of as parse_as_of
 from ingest.corpus import PARSER_TIMEOUT_S, CorpusError, CorpusScan, FolderAhead, scan_corpus
 from ingest.journal import JOURNAL as JOURNAL
 from ingest.journal import SCAN_MEMO as SCAN_MEMO
@@ -56,7 +57,6 @@ from ingest.store.base import Store
 from ingest.sync import DEFAULT_WRITE_BATCH_CHUNKS as DEFAULT_WRITE_BATCH_CHUNKS
 from ingest.sync import _carry_over, _EarlyWriter, _release_written, _ticker, _write_plan
 from ingest.verify import VerifyResult as VerifyResult
-from ingest.verify import parse_as_of as parse_as_of
 from ingest.verify import verify as verify
 
 

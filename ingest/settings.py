@@ -34,6 +34,7 @@ class SettingsError(Exception):
 # chunker, for every store alike.
 MAX_TERM_BYTES = 32_766
 DEFAULT_MAX_CHUNK_BYTES = 65_536  # a chunk longer than this is split between words
+MAX_CHUNK_WORDS = 1_000_000  # a size past this is a typo (chunks are cut at max_chunk_bytes anyway)
 DEFAULT_MAX_CHUNKS_PER_DOCUMENT = 20_000  # more is refused: not a document, a flood
 
 
@@ -269,6 +270,8 @@ def check_chunking(chunking: ChunkSettings, origin: str = "options") -> None:
         raise SettingsError(f"{origin}: unknown chunker {chunking.chunker!r}; choose one of {', '.join(CHUNKERS)}")
     if chunking.size < 10:
         raise SettingsError(f"{origin}: chunk size {chunking.size} is below 10 words")
+    if chunking.size > MAX_CHUNK_WORDS:
+        raise SettingsError(f"{origin}: chunk size {chunking.size} is above {MAX_CHUNK_WORDS:,} words")
     if chunking.max_chunk_bytes <= MAX_TERM_BYTES:
         # Every word a chunk may hold must fit in one chunk, or splitting could not end.
         raise SettingsError(

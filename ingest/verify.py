@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -134,11 +133,3 @@ def verify(
         mismatches.lines(),
         access_layout,
     )
-
-
-def parse_as_of(value: str | None) -> date | None:
-    if value is None:
-        return date.today()
-    if value.lower() in ("any", "all", "none"):
-        return None
-    return date.fromisoformat(value)

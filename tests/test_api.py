@@ -155,3 +155,20 @@ def test_cli_top_is_bounded_like_the_api(tmp_path):
             done = subprocess.run([sys.executable, "-m", "ingest", *command, "--store", store, "--top", top],
                                   capture_output=True, text=True, timeout=120, cwd=tmp_path)
             assert done.returncode == 2, (command, top, done.stdout, done.stderr)
+
+
+@pytest.mark.parametrize("value", ["20260101", "2026-W01-1", "2026-1-1", "2026-01-01T00:00", ""])
+def test_as_of_takes_only_a_yyyy_mm_dd_date(value):
+    from ingest.api import as_of_date
+
+    with pytest.raises(ValueError, match="YYYY-MM-DD"):
+        as_of_date(value)
+
+
+def test_as_of_words_and_dates():
+    from datetime import date
+
+    from ingest.api import as_of_date
+
+    assert as_of_date(" 2026-01-05 ") == date(2026, 1, 5)
+    assert as_of_date("Today") == date.today() and as_of_date("any") is None and as_of_date(None) is None

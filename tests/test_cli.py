@@ -97,6 +97,18 @@ def test_usage_errors_exit_2(built, tmp_path):
     assert ingest("run", corpus, "--chunker", "sentences", "--store", store).exit_code == 2
     bad = json.loads(ingest("run", corpus, "--chunker", "sentences", "--store", store, "--json").stdout)
     assert bad["exit_code"] == 2 and "unknown chunker" in bad["error"]
+    # Values no other ISO form or number may stand for: refused, never guessed or crashed on (exit 4).
+    for args in (
+        ("search", "x", "--as-of", "20260101"),
+        ("search", "x", "--as-of", "2026-W01-1"),
+        ("run", corpus, "--wait", "nan"),
+        ("run", corpus, "--wait", "-1"),
+        ("run", corpus, "--size", "99999999999999999999"),
+        ("show", "abc", "--context", "99999999999999999999"),
+    ):
+        result = ingest(*args, "--store", store, "--json")
+        assert result.exit_code == 2, (args, result.stdout)
+    assert ingest("search", "warranty", "--as-of", "today", "--store", store).exit_code == 0
 
 
 def test_unknown_chunk_exits_1(built):

@@ -68,8 +68,31 @@ def test_malformed_store_urls_are_config_errors_naming_the_value(url):
     assert "--store=" in str(raised.value)
 
 
-@pytest.mark.parametrize("name, value", [("INGEST_WRITE_BATCH_CHUNKS", "abc"), ("INGEST_WRITE_BATCH_CHUNKS", "0"), ("INGEST_WORKERS", "-2")])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("INGEST_WRITE_BATCH_CHUNKS", "abc"),
+        ("INGEST_WRITE_BATCH_CHUNKS", "0"),
+        ("INGEST_WORKERS", "-2"),
+        ("INGEST_WORKERS", "\uff15"),  # a full-width 5: int() takes it, the README's "whole number" does not
+        ("INGEST_WRITE_BATCH_CHUNKS", "1_000"),
+    ],
+)
 def test_integer_variables_are_checked(name, value):
     with pytest.raises(ConfigError, match=f"{name}='{value}'"):
         check_environment({name: value})
     check_environment({name: "4"})
+
+
+@pytest.mark.parametrize("value", ["1e10", "nan", "inf", "0", "-1"])
+def test_timeouts_out_of_range_are_config_errors_not_unreachable_nodes(value):
+    with pytest.raises(ConfigError, match="INGEST_TIMEOUT"):
+        resolve("http://a:9200", environ={"INGEST_TIMEOUT": value})
+    with pytest.raises(ConfigError, match="--timeout"):
+        resolve(ConnectionRequest("http://a:9200", timeout=float(value)), environ={})
+
+
+@pytest.mark.parametrize("prefix", ["", "  "])
+def test_an_empty_index_prefix_flag_is_refused_not_taken_for_the_default(prefix):
+    with pytest.raises(ConfigError, match="--index-prefix"):
+        resolve(ConnectionRequest("http://a:9200", index_prefix=prefix), environ={})
