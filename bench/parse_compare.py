@@ -33,17 +33,15 @@ Exit status 1 when any file differs; ``--show N`` prints the first N differences
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import pickle
-import subprocess
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from _compare import ROOT, arguments, compare, dumped, text_and_block_differences
+
 REAL = Path("/work/realcorpus")
 DEFAULT_FOLDERS = [*sorted(p for p in REAL.iterdir() if p.is_dir()), ROOT / "tests" / "fixtures", ROOT / "corpus"]
 KINDS = ("outcome", "text", "blocks", "offsets", "pages", "metadata", "terms", "chunks")
@@ -152,21 +150,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def run_side(code: Path, paths: list[Path], out: Path) -> subprocess.Popen[bytes]:
-    listing = out.with_suffix(".list")
-    listing.write_text("\n".join(map(str, paths)))
-    return subprocess.Popen(
-        [sys.executable, __file__, "--dump", str(out), "--code", str(code), "--list", str(listing)], cwd=ROOT
-    )
-
-
-def _first_difference(old: list[Any], new: list[Any]) -> str:
-    first = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
-    old_one = old[first] if first < len(old) else None
-    new_one = new[first] if first < len(new) else None
-    return f"{len(old)} -> {len(new)}; #{first}: {old_one!r} -> {new_one!r}"[:600]
-
-
 def differences(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, str]]:
     """(kind, description) of every way one file's two results differ."""
     found: list[tuple[str, str]] = []
@@ -176,21 +159,9 @@ def differences(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, str
         return [*found, ("outcome", f"{old['outcome']!r} -> {new['outcome']!r}"[:600])]
     if old["outcome"][0] != "parsed":
         return found
-    old_text, new_text = old["text"], new["text"]
-    if old_text != new_text:
-        at = next((i for i, (a, b) in enumerate(zip(old_text, new_text, strict=False)) if a != b), None)
-        at = min(len(old_text), len(new_text)) if at is None else at
-        found.append(
-            ("text", f"at {at}: {old_text[max(at - 40, 0) : at + 60]!r} -> {new_text[max(at - 40, 0) : at + 60]!r}")
-        )
-    old_blocks, new_blocks = old["blocks"], new["blocks"]
-    if old["page_starts"] != new["page_starts"] or [b[5] for b in old_blocks] != [b[5] for b in new_blocks]:
-        found.append(("pages", f"page_starts {old['page_starts'][:8]}... -> {new['page_starts'][:8]}..."))
-    if [b[1:3] for b in old_blocks] != [b[1:3] for b in new_blocks]:
-        found.append(("offsets", _first_difference([b[1:3] for b in old_blocks], [b[1:3] for b in new_blocks])))
-    structure = [(b[0], b[3], b[4], b[6]) for b in old_blocks], [(b[0], b[3], b[4], b[6]) for b in new_blocks]
-    if structure[0] != structure[1]:
-        found.append(("blocks", _first_difference(*structure)))
+    found += text_and_block_differences(
+        old["text"], new["text"], old["page_starts"], new["page_starts"], old["blocks"], new["blocks"]
+    )
     if old["fields"] != new["fields"]:
         found.append(("metadata", f"fields {old['fields']!r} -> {new['fields']!r}"[:600]))
     if old["meta"] != new["meta"]:
@@ -220,17 +191,8 @@ def differences(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, str
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("folders", nargs="*", type=Path)
-    parser.add_argument("--ref", default=None, help="git revision of the old code (default: merge base with main)")
-    parser.add_argument("--every", type=int, default=1, help="every N-th file (sorted by path)")
-    parser.add_argument("--show", type=int, default=3, help="differences printed per kind")
-    parser.add_argument("--dump", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--code", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--list", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.dump:
-        dump(args.code, [Path(line) for line in args.list.read_text().splitlines() if line], args.dump)
+    args = arguments(__doc__.split("\n")[0], "file")
+    if dumped(args, dump):
         return
     sys.path.insert(0, str(ROOT))
     from ingest.parse import format_of
@@ -243,45 +205,21 @@ def main() -> None:
         if p.is_file() and format_of(p.name) in ("html", "markdown", "text")
     )
     paths = paths[:: args.every]
-    ref = (
-        args.ref
-        or subprocess.run(
-            ["git", "merge-base", "HEAD", "main"], cwd=ROOT, check=True, capture_output=True, text=True
-        ).stdout.strip()
-    )
-    with tempfile.TemporaryDirectory(prefix="parse-compare-") as tmp:
-        old_code = Path(tmp) / "old"
-        old_code.mkdir()
-        archive = subprocess.run(["git", "archive", ref, "ingest"], cwd=ROOT, check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(old_code)], input=archive, check=True)
-        sides = [run_side(old_code, paths, Path(tmp) / "old.pickle"), run_side(ROOT, paths, Path(tmp) / "new.pickle")]
-        if any(side.wait() != 0 for side in sides):
-            sys.exit("a side failed")
-        old = pickle.loads((Path(tmp) / "old.pickle").read_bytes())
-        new = pickle.loads((Path(tmp) / "new.pickle").read_bytes())
-    kinds: Counter[str] = Counter()
-    shown: Counter[str] = Counter()
-    differing = 0
-    for path in paths:
-        found = differences(old[str(path)], new[str(path)])
-        differing += bool(found)
-        for kind in {kind for kind, _ in found}:
-            kinds[kind] += 1
-        for kind, description in found:
-            if shown[kind] < args.show:
-                shown[kind] += 1
-                print(f"{kind}: {path}: {description}")
+    result = compare(__file__, args, paths, differences)
+    old = result.old
     parsed = sum(old[str(path)]["outcome"][0] == "parsed" for path in paths)
     chunks = sum(
-        len(result[2]) for path in paths for result in old[str(path)].get("chunks", {}).values() if result[0] == "ok"
+        len(made[2]) for path in paths for made in old[str(path)].get("chunks", {}).values() if made[0] == "ok"
     )
     by_format = Counter(format_of(path.name) for path in paths)
     formats = ", ".join(f"{n} {fmt}" for fmt, n in sorted(by_format.items()))
-    print(f"old code {ref[:12]}, {len(paths)} files ({formats}; {parsed} parsed by the old code, {chunks} chunks)")
-    print(f"{differing} files differ")
+    print(
+        f"old code {result.ref[:12]}, {len(paths)} files ({formats}; {parsed} parsed by the old code, {chunks} chunks)"
+    )
+    print(f"{result.differing} files differ")
     for kind in KINDS:
-        print(f"  {kind}: {kinds[kind]} files")
-    sys.exit(1 if differing else 0)
+        print(f"  {kind}: {result.kinds[kind]} files")
+    sys.exit(1 if result.differing else 0)
 
 
 if __name__ == "__main__":
