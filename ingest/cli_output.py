@@ -366,11 +366,13 @@ def print_leaks_and_gate(result: EvalResult, failures: list[str]) -> None:
 def print_stats(name: str, counts: Counts, meta: dict[str, str]) -> None:
     totals = counts["totals"]
     out.print(f"store: {safe(name)}   documents: {totals['documents']}   chunks: {totals['chunks']}")
-    if meta:
+    if "built_at" in meta:
         out.print(
-            f"built {safe(meta.get('built_at', '?'))} with chunker {safe(meta.get('chunker'))} "
-            f"size {safe(meta.get('size'))}, parser v{safe(meta.get('parser_version'))}"
+            f"built {safe(meta['built_at'])} with chunker {safe(meta.get('chunker', '?'))} "
+            f"size {safe(meta.get('size', '?'))}, parser v{safe(meta.get('parser_version', '?'))}"
         )
+    elif meta:  # e.g. the roles are recorded before a first build that was stopped
+        out.print("no finished build recorded: the last run stopped before it finished; run `ingest run` again")
     for field in ("access", "status", "format", "version"):
         values: dict[str, int] = counts[field]
         out.print(f"chunks by {field}: " + (", ".join(f"{safe(k)} {v}" for k, v in values.items()) or "-"))

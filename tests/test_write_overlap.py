@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 from elasticsearch import Elasticsearch
+from typer.testing import CliRunner
 
 from ingest import pipeline
+from ingest.cli import app
 from ingest.settings import Settings
 from ingest.store.base import Access, StoreError, StoreUnavailable
 from ingest.store.elasticsearch import ElasticsearchStore
@@ -121,6 +123,10 @@ def test_a_store_failure_in_the_writer_thread_is_the_runs_error_and_the_next_run
         assert _FailingSQLite.writes == 3
     finally:
         store.close()
+    # What the stopped build left is shown as such, not as a build made of placeholders.
+    shown = CliRunner().invoke(app, ["stats", "--store", f"sqlite:///{tmp_path / 'index.sqlite'}"])
+    assert shown.exit_code == 0, shown.output
+    assert "no finished build recorded" in shown.stdout and "None" not in shown.stdout
     again = SQLiteStore(tmp_path / "index.sqlite")
     try:
         assert pipeline.run(corpus, again, SETTINGS, SETTINGS.chunking).ok
