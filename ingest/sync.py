@@ -289,6 +289,8 @@ class _EarlyWriter:
                 undo += chunks.ids()
         if undo:
             self.store.delete_chunks(undo)
+            # Written and removed again within the run: not counted as written.
+            self.written -= sum(1 for chunk_id in undo if chunk_id not in self.refused)
         self.chunked.clear()
 
 
