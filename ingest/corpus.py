@@ -307,7 +307,7 @@ def _check_file(
         # run, and chunking runs on every core while the run writes.
         chunks: list[Chunk] | ChunkLimitExceeded
         try:
-            chunks = chunk_document(document, chunking)
+            chunks = chunk_document(document, chunking, checked=True)  # checked just above
         except ChunkLimitExceeded as exc:
             chunks = exc
         return Accepted(source, document.without_body(), defaulted, chunks)
