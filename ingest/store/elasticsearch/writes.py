@@ -17,6 +17,7 @@ IDS_BATCH = 1000  # IDs per lookup query and per write batch
 def bulk_or_raise(t: Transport, actions: list[Action], refused: str) -> int:
     """Bulk actions on ingest's own records: any refusal is a StoreError (``refused`` says which,
     with {count}, {id} and {reason} of the first)."""
+    actions = [{**a, "_source": _encoded(a["_source"])} if isinstance(a.get("_source"), dict) else a for a in actions]
     count, errors = t.bulk(actions)
     if errors:
         first = errors[0]
