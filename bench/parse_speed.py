@@ -96,7 +96,7 @@ def worker_time(folder: Path, named: list[tuple[Path, bytes]], repeat: int) -> t
             with contextlib.suppress(ChunkLimitExceeded):
                 check_terms(doc.text, document)
                 check_headings(doc.blocks)
-                chunks += len(chunk_document(document, settings.chunking))
+                chunks += len(chunk_document(document, settings.chunking, checked=True))  # as the worker
         best = min(best, time.process_time() - began)
     return best, chunks
 

@@ -18,6 +18,7 @@ import itertools
 import re
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
+from typing import NamedTuple
 
 from ingest.model import Block, Chunk, ParsedDocument, SourceDocument, chunk_id
 from ingest.settings import MAX_TERM_BYTES, ChunkSettings
@@ -117,16 +118,22 @@ class WordIndex:
         return map(re.Match.span, WORD.finditer(self.text, start, end))
 
 
-def chunk_document(doc: SourceDocument, settings: ChunkSettings) -> list[Chunk]:
-    """The chunks of one document, in document order, positions 0, 1, 2 …"""
+def chunk_document(doc: SourceDocument, settings: ChunkSettings, *, checked: bool = False) -> list[Chunk]:
+    """The chunks of one document, in document order, positions 0, 1, 2 …
+
+    ``checked``: the caller ran ``check_terms`` and ``check_headings`` on this document (the scan
+    does, for ``validate``); they are not run twice. Content blocks carry only the parse's headings.
+    """
     parsed = doc.parsed
     text = parsed.text
     words = WordIndex.of(text)
     if not words:
         return []
-    check_terms(text, doc)
+    if not checked:
+        check_terms(text, doc)
     blocks = content_blocks(parsed)
-    check_headings(blocks)
+    if not checked:
+        check_headings(blocks)
     size = max(settings.size, 1)  # settings are checked on load (≥ 10); never loop on 0
     if settings.chunker == "structure":
         spans = structure_spans(text, blocks, words, size)
@@ -143,8 +150,9 @@ def chunk_document(doc: SourceDocument, settings: ChunkSettings) -> list[Chunk]:
             "(chunking.max_chunks_per_document in ingest.toml); split the file or raise the limit"
         )
     block_starts = [b.start for b in blocks]
+    shared = _DocumentFields.of(doc, settings)
     return [
-        make_chunk(doc, settings, position, start, end, blocks, block_starts, words)
+        make_chunk(doc, settings, position, start, end, blocks, block_starts, words, shared)
         for position, (start, end) in enumerate(spans)
     ]
 
@@ -450,6 +458,7 @@ def make_chunk(
     blocks: Sequence[Block],
     block_starts: Sequence[int],
     words: WordIndex,
+    shared: _DocumentFields | None = None,
 ) -> Chunk:
     first = max(bisect_right(block_starts, start) - 1, 0)
     # A chunk that opens on headings with no text between them (a title straight over its first
@@ -459,6 +468,7 @@ def make_chunk(
         lead += 1
     heading_path = blocks[lead].heading_path if blocks else ()
     meta, parsed = doc.meta, doc.parsed
+    fixed = shared if shared is not None else _DocumentFields.of(doc, settings)
     return Chunk(
         chunk_id=chunk_id(meta.doc_id, meta.version, start, end),
         doc_id=meta.doc_id,
@@ -474,15 +484,34 @@ def make_chunk(
         text=parsed.text[start:end],
         word_count=words.count(start, end),
         access=meta.access,
-        effective_from=meta.effective_from.isoformat() if meta.effective_from else None,
-        effective_to=meta.effective_to.isoformat() if meta.effective_to else None,
+        effective_from=fixed.effective_from,
+        effective_to=fixed.effective_to,
         status=meta.status,
         superseded_by=meta.superseded_by,
-        tags=tuple(meta.tags),
+        tags=fixed.tags,
         source=doc.source,
         source_sha256=doc.sha256,
-        chunker=settings.describe(),
+        chunker=fixed.chunker,
     )
+
+
+class _DocumentFields(NamedTuple):
+    """What every chunk of one document carries alike, worked out once per document."""
+
+    effective_from: str | None
+    effective_to: str | None
+    tags: tuple[str, ...]
+    chunker: str
+
+    @classmethod
+    def of(cls, doc: SourceDocument, settings: ChunkSettings) -> _DocumentFields:
+        meta = doc.meta
+        return cls(
+            meta.effective_from.isoformat() if meta.effective_from else None,
+            meta.effective_to.isoformat() if meta.effective_to else None,
+            tuple(meta.tags),
+            settings.describe(),
+        )
 
 
 def sections_touched(blocks: Sequence[Block], first: int, end: int) -> tuple[str, ...]:

@@ -13,13 +13,12 @@ import contextlib
 import functools
 import hashlib
 import os
-import threading
-import time
 from collections.abc import Callable, Collection, Generator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from ingest.folder_ahead import FolderAhead as FolderAhead
 from ingest.listing import DOCUMENTS as DOCUMENTS
 from ingest.listing import CorpusError as CorpusError
 from ingest.listing import Listing as Listing
@@ -307,7 +306,7 @@ def _check_file(
         # run, and chunking runs on every core while the run writes.
         chunks: list[Chunk] | ChunkLimitExceeded
         try:
-            chunks = chunk_document(document, chunking)
+            chunks = chunk_document(document, chunking, checked=True)  # checked just above
         except ChunkLimitExceeded as exc:
             chunks = exc
         return Accepted(source, document.without_body(), defaulted, chunks)
@@ -394,44 +393,6 @@ def _reuse(
         document = UnparsedDocument(source=source, sha256=sha256, meta=meta, format=_format(path.name))
         reused[source] = Accepted(source, document, source in memo.defaulted)
     return reused, todo
-
-
-class FolderAhead:
-    """The folder listed and every file hashed in a thread, started as a run starts: the run waits
-    on the store meanwhile (its lock, its records), and with nothing to do it then finds the hashes
-    ready. A snapshot older than ``max_age_s`` when the scan asks for it (the run waited for
-    another run's lock) is not used: the scan reads the folder itself, as without it."""
-
-    def __init__(self, root: Path, max_age_s: float = 5.0) -> None:
-        self.root = Path(root)
-        self.max_age_s = max_age_s
-        self._found: tuple[Listing, dict[str, str]] | None = None
-        self._read_at = 0.0
-        self._thread = threading.Thread(target=self._read, name="ingest-folder-ahead", daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        try:
-            if not (self.root / DOCUMENTS).is_dir():
-                return  # the scan says what is wrong
-            listing = list_documents(self.root)
-            hashes: dict[str, str] = {}
-            for path in listing.paths:
-                try:
-                    hashes[relative_source(path, self.root)] = hashlib.sha256(read_document(path)).hexdigest()
-                except (OSError, UnreadableFile):
-                    continue  # read again by the scan, which names the problem
-            self._found, self._read_at = (listing, hashes), time.monotonic()
-        except Exception:  # noqa: BLE001 - only a head start: the scan reads the folder itself
-            self._found = None
-
-    def take(self) -> tuple[Listing, dict[str, str]] | None:
-        """(listing, sha256 by source) when fresh enough, else None; once."""
-        self._thread.join()
-        found, self._found = self._found, None
-        if found is None or time.monotonic() - self._read_at > self.max_age_s:
-            return None
-        return found
 
 
 def scan_corpus(

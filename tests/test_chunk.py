@@ -309,3 +309,18 @@ def test_chunks_of_a_parsed_markdown_file():
     assert chunks[1].text.startswith("Part") and "1 | 2" in chunks[1].text and chunks[1].text.endswith("two")
     assert chunks[2].text == "Empty"
     assert chunks[3].text.endswith("The end.")
+
+
+def test_a_chunk_record_as_json_is_every_field_in_declared_order() -> None:
+    """Chunk.to_json is written out for speed: it must stay the generic record walk's JSON (every
+    field, tuples as lists, the dataclass's order), or stores would hold another record."""
+    from ingest.model import json_fields
+
+    meta = replace(META, effective_to=date(2026, 12, 31), superseded_by=None)
+    paged = replace(SMALL, page_starts=(0, 40), blocks=tuple(replace(b, pages=(1,)) for b in SMALL.blocks))
+    chunks = chunk_document(source(paged), ChunkSettings(size=10)) + chunk_document(source(SMALL, meta), ChunkSettings())
+    assert len(chunks) > 2 and any(chunk.pages for chunk in chunks)
+    for chunk in chunks:
+        expected = json_fields(chunk)
+        assert list(chunk.to_json().items()) == list(expected.items())
+        assert all(type(value) is not tuple for value in chunk.to_json().values())

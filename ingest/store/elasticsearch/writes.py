@@ -3,6 +3,7 @@ label removed first), deletes by ID to where a real-time multi-get finds each co
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -16,6 +17,7 @@ IDS_BATCH = 1000  # IDs per lookup query and per write batch
 def bulk_or_raise(t: Transport, actions: list[Action], refused: str) -> int:
     """Bulk actions on ingest's own records: any refusal is a StoreError (``refused`` says which,
     with {count}, {id} and {reason} of the first)."""
+    actions = [{**a, "_source": _encoded(a["_source"])} if isinstance(a.get("_source"), dict) else a for a in actions]
     count, errors = t.bulk(actions)
     if errors:
         first = errors[0]
@@ -89,8 +91,24 @@ def _index_actions(
         if index is None:
             report.errors.append(ItemError(chunk.chunk_id, f"access label {chunk.access!r} is not configured"))
             continue
-        actions.append({"_op_type": "index", "_index": index, "_id": chunk.chunk_id, "_source": source(chunk)})
+        actions.append(
+            {"_op_type": "index", "_index": index, "_id": chunk.chunk_id, "_source": _encoded(source(chunk))}
+        )
     return actions
+
+
+# The client's serializer makes a JSON encoder per document it encodes; one made once gives the same
+# bytes (compact, UTF-8 as is), and the client sends a string body as it is.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+def _encoded(document: dict[str, Any]) -> str | dict[str, Any]:
+    """The chunk's stored document as the client would encode it; left to the client (whose
+    serializer knows dates, UUIDs and decimals) when a hook put in something plain JSON lacks."""
+    try:
+        return _ENCODER.encode(document)
+    except (TypeError, ValueError):
+        return document
 
 
 def delete_chunks(t: Transport, label_index: Mapping[str, str], chunk_ids: Iterable[str]) -> int:
