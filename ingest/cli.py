@@ -1,11 +1,10 @@
 """The `ingest` command line: a thin shell over the library (parse, corpus, pipeline, stores).
 
-Owns the commands and their exit codes: 0 all fine · 1 some documents rejected or a check failed
-(the rest done) · 2 usage or configuration error · 3 store unreachable or refused · 4 internal
-error (a bug: one line; the traceback with --debug or INGEST_DEBUG=1). With --json, stdout carries
-exactly one JSON object; messages go to stderr. Options and configuration: ingest.cli_options
-(flags > environment > ingest.toml > defaults, resolved once, passed down as arguments);
-printing: ingest.cli_output.
+Owns the commands and their exit codes: 0 all fine · 1 some documents rejected or a check failed (the rest
+done) · 2 usage or configuration error · 3 store unreachable or refused · 4 internal error (a bug: one line;
+the traceback with --debug or INGEST_DEBUG=1). With --json, stdout carries exactly one JSON object; messages
+go to stderr. Options and configuration: ingest.cli_options (flags > environment > ingest.toml > defaults,
+resolved once, passed down as arguments); printing: ingest.cli_output.
 """
 
 from __future__ import annotations
@@ -234,16 +233,21 @@ def run(
         settings = load_settings(corpus)
         chunking = chunking_with(settings.chunking, chunker, size, overlap, "options")
         ahead = read_folder_ahead(corpus, options)  # hashing while the store's client is imported
-        target = open_store(config, settings)
-        _freeze_imports()
-        try:
-            with progress_bar(not report.as_json and not report.quiet, "indexing") as bar:
-                total_files = file_total(corpus) if bar else None
-                start = functools.partial(run_pipeline, corpus, target, settings, chunking, config, ahead=ahead)
-                result = _execute(start, options, bar, total_files)
-                strict_refused = result.strict_refused
-        finally:
-            target.close()
+        result = None
+        if connection.kind == "elasticsearch" and ahead is not None:  # nothing to write: no client imported
+            from ingest.store.elasticsearch.unchanged_check import unchanged_run
+
+            result = unchanged_run(corpus, connection, settings, chunking, options, ahead)
+        if result is None:
+            target = open_store(config, settings)
+            _freeze_imports()
+            try:
+                with progress_bar(not report.as_json and not report.quiet, "indexing") as bar:
+                    start = functools.partial(run_pipeline, corpus, target, settings, chunking, config, ahead=ahead)
+                    result = _execute(start, options, bar, file_total(corpus) if bar else None)
+            finally:
+                target.close()
+        strict_refused = result.strict_refused
         if report.junit_file is not None:  # the suite names every document: built only when asked for
             write_junit(report.junit_file, junit.run_suite(result))
         data = result.to_json()
