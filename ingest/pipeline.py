@@ -229,6 +229,7 @@ def _locked_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
     meta = store.get_meta()
     stored = store.documents()
     rebuild_reason = analysis_change(store, stored, meta)
+    journaled = False  # the meta read above no longer says what the store holds once a journal is written
     if job.full or rebuild_reason:  # an index's analysis is fixed when it is created
         result, scan = _full_run(store, job, stored, meta, rebuild_reason)
     else:
@@ -256,8 +257,9 @@ def _locked_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
         _write_plan(store, plan, fingerprint, result, tick, job.batch_chunks, journal=journal, refused=early.refused)
         result.total = total_after(stored, plan)
         _release_written(plan, result)
+        journaled = bool(journal.keys)
     updates = end_of_run_meta(job.settings, job.chunking, store.analysis, scan, result)
-    current = store.get_meta() if job.full or rebuild_reason else meta
+    current = store.get_meta() if job.full or rebuild_reason or journaled else meta
     if meta_differs(current, updates):
         store.set_meta(updates)
     return result
