@@ -1,10 +1,9 @@
 """The `ingest` command line: a thin shell over the library (parse, corpus, pipeline, stores).
 
-Owns the commands and their exit codes: 0 all fine · 1 some documents rejected or a check failed (the rest
-done) · 2 usage or configuration error · 3 store unreachable or refused · 4 internal error (a bug: one line;
-the traceback with --debug or INGEST_DEBUG=1). With --json, stdout carries exactly one JSON object; messages
-go to stderr. Options and configuration: ingest.cli_options (flags > environment > ingest.toml > defaults,
-resolved once, passed down as arguments); printing: ingest.cli_output.
+Owns the commands and their exit codes: 0 all fine · 1 documents rejected or a check failed (the rest done) ·
+2 usage or configuration error · 3 store unreachable or refused · 4 internal error (a bug: one line; the traceback
+with --debug or INGEST_DEBUG=1). With --json, stdout carries one JSON object; messages go to stderr. Options:
+ingest.cli_options (flags > environment > ingest.toml > defaults, resolved once, passed down); printing: cli_output.
 """
 
 from __future__ import annotations

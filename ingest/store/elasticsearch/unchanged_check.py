@@ -252,8 +252,8 @@ def _access_unchanged(http: _Http, names: IndexNames, layout: Layout, settings: 
     meta_index = found.get(names.meta_index)
     if meta_index is None or not meta_mapping_complete(meta_index, analyzer):
         return False
-    if mapping_problems(layout, analyzer, found) or any(i in found for i in set(layout.owned) - set(layout.live)):
-        return False
+    if mapping_problems(layout, analyzer, found) or set(layout.owned) - set(layout.live):
+        return False  # an index outside the live build: the lock may drop it (abandoned_builds)
     actions, _ = alias_plan(names, layout, roles, check=False, specs=found)
     return not actions
 
