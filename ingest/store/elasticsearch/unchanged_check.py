@@ -2,12 +2,13 @@
 
 Importing the ``elasticsearch`` package costs about as much as the whole no-op ceiling (``ingest
 --version`` plus hashing the folder). An unchanged run writes nothing but its lock, so this check makes
-the reads such a run makes, over plain HTTP with urllib3 (already installed with the client), and
-decides with the pure rules the full path uses (:mod:`.layout_rules`, ``ingest.plan``,
-``ingest.journal``, ``ingest.pipeline``): the cluster answers; the layout is recorded and the access
-reconcile would change nothing; no lock is held; no journal is pending; ``[roles]``, the analysis and
-the chunk settings are the recorded ones; the folder's listing and hashes are all vouched for by the
-last run's memo; the plan writes and removes nothing and the end-of-run meta equals the recorded one.
+the reads such a run makes, over plain HTTP with the standard library's ``http.client`` (importing
+urllib3 alone would cost a fifth of such a run), and decides with the pure rules the full path uses
+(:mod:`.layout_rules`, ``ingest.plan``, ``ingest.journal``, ``ingest.pipeline``): the cluster answers;
+the layout is recorded and the access reconcile would change nothing; no lock is held; no journal is
+pending; ``[roles]``, the analysis and the chunk settings are the recorded ones; the folder's listing
+and hashes are all vouched for by the last run's memo; the plan writes and removes nothing and the
+end-of-run meta equals the recorded one.
 Then it returns the RunResult the full path would have returned (same counts, problems, plan items).
 
 Any doubt returns None and the caller runs the full path, which then says what it says today: an
@@ -15,9 +16,10 @@ unexpected status, a TLS or authentication failure, a timeout, an undecodable an
 check does not replicate (cloud ID, a pinned fingerprint, ``--no-verify-certs``, credentials or a path in
 the URL, ``--full``, ``--dry-run``, ``--strict``, ``--accept-edits``), anything changed.
 
-TLS is verified as elastic_transport's urllib3 node does: the default context with certificates
-required, TLS 1.2 or newer, the host name checked (by urllib3 for an IP address), and the CA file of
-ES_CA_CERTS, else certifi's bundle on top of the system's; authentication sends the client's header.
+TLS is verified as the client's urllib3 node does (elastic_transport): the default context (the system's
+trust store) plus the CA file of ES_CA_CERTS, else certifi's bundle, certificates required, TLS 1.2 or
+newer, the host name checked (an IP address against the certificate's IP addresses); authentication
+sends the client's header. A pinned fingerprint and --no-verify-certs are left to the client.
 
 Races, without the lock: the lock document and the run metadata are read first and again after the
 records (as a run reads them under its lock). A run that holds the lock at either read makes this a
@@ -30,7 +32,7 @@ for a state no run was changing while it was read.
 from __future__ import annotations
 
 import base64
-import ipaddress
+import http.client
 import json
 import os
 import ssl
@@ -39,8 +41,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
-
-import urllib3
 
 from ingest import pipeline
 from ingest.api import RunOptions
@@ -124,63 +124,54 @@ def _replicable(connection: ConnectionConfig) -> bool:
 
 
 class _Http:
-    """A urllib3 pool with the client's TLS verification and authentication header; no retries."""
+    """One keep-alive connection (``http.client``: the stdlib, no redirects, no retries, no proxy) with the
+    client's TLS verification and authentication header."""
 
     def __init__(self, connection: ConnectionConfig) -> None:
         parts = urlsplit(connection.url)
         host, port = str(parts.hostname), int(parts.port or 0)
-        self.timeout = urllib3.Timeout(total=min(connection.timeout or CHECK_TIMEOUT_S, CHECK_TIMEOUT_S))
+        timeout = min(connection.timeout or CHECK_TIMEOUT_S, CHECK_TIMEOUT_S)
         self.headers = {"content-type": "application/json", "accept": "application/json"}
         if connection.api_key:
             self.headers["authorization"] = f"ApiKey {connection.api_key}"
         elif connection.username:
             pair = f"{connection.username}:{connection.password or ''}".encode()
             self.headers["authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
-        self.pool: urllib3.HTTPConnectionPool
+        self.conn: http.client.HTTPConnection
         if parts.scheme == "https":
-            self.pool = urllib3.HTTPSConnectionPool(
-                host,
-                port=port,
-                timeout=self.timeout,
-                ssl_context=_tls_context(host),
-                cert_reqs="CERT_REQUIRED",
-                ca_certs=connection.ca_certs or _default_ca_certs(),
-                assert_hostname=None,
-                retries=False,
-            )
+            context = _tls_context(connection.ca_certs or _default_ca_certs())
+            self.conn = http.client.HTTPSConnection(host, port, timeout=timeout, context=context)
         else:
-            self.pool = urllib3.HTTPConnectionPool(host, port=port, timeout=self.timeout, retries=False)
+            self.conn = http.client.HTTPConnection(host, port, timeout=timeout)
 
     def call(self, method: str, path: str, body: Any = None, ok: tuple[int, ...] = (200,)) -> tuple[int, Any]:
         """(status, decoded JSON) of one request; any other status, or an answer that is not JSON: _Doubt."""
         data = None if body is None else json.dumps(body).encode()
-        response = self.pool.request(method, path, body=data, headers=self.headers, retries=False, redirect=False)
+        self.conn.request(method, path, body=data, headers=self.headers)
+        response = self.conn.getresponse()
+        answer = response.read()
         if response.status not in ok:
             raise _Doubt(f"{method} {path}: {response.status}")
-        return response.status, json.loads(response.data) if response.data else None
+        return response.status, json.loads(answer) if answer else None
 
     def close(self) -> None:
-        self.pool.close()
+        self.conn.close()
 
 
-def _tls_context(host: str) -> ssl.SSLContext:
-    """elastic_transport's ssl_context_from_node_config for verify_certs=True and no ssl_version."""
+def _tls_context(ca_certs: str) -> ssl.SSLContext:
+    """What elastic_transport's urllib3 node verifies with verify_certs=True and no ssl_version: the
+    default context (the system's trust store) plus ``ca_certs``, certificates required, TLS 1.2 or newer,
+    the host name checked (an IP address against the certificate's IP addresses: urllib3 does it itself
+    for the client, OpenSSL here), SSLKEYLOGFILE honoured."""
     ctx = ssl.create_default_context()
     ctx.verify_mode = ssl.CERT_REQUIRED
-    ctx.check_hostname = not _is_ip_address(host)
+    ctx.check_hostname = True
     keylog = os.environ.get("SSLKEYLOGFILE", "")
     if keylog and hasattr(ctx, "keylog_filename"):
         ctx.keylog_filename = keylog
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.load_verify_locations(ca_certs)
     return ctx
-
-
-def _is_ip_address(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    return True
 
 
 def _default_ca_certs() -> str:
