@@ -90,10 +90,10 @@ def unchanged_run(
         return None
     if os.environ.get("INGEST_NO_FAST_NOOP") == "1" or not _replicable(connection):
         return None
+    started = time.perf_counter()  # as pipeline.run's: before the folder's hashes are waited for
     found = ahead.take()
     if found is None:
         return None
-    started = time.perf_counter()
     try:
         http = _Http(connection)
         try:
