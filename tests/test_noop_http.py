@@ -186,6 +186,28 @@ def test_a_wrong_password_on_the_secured_node_is_todays_error(tmp_path, es_secur
         _drop(es_secure.url, prefix, basic_auth=(es_secure.username, es_secure.password))
 
 
+def test_an_api_key_is_sent_as_the_client_sends_it(tmp_path, es_secure):
+    if os.environ.get("INGEST_TEST_ES_API_KEYS") != "1":  # as tests/test_security_elasticsearch.py
+        pytest.skip("API keys are opt-in: INGEST_TEST_ES_API_KEYS=1 on a node that can create them")
+    corpus = make_corpus(tmp_path / "corpus")
+    prefix = f"t-noop-key-{os.getpid()}"
+    args = ("run", corpus, "--store", es_secure.url, "--index-prefix", prefix, "--json")
+    admin = Elasticsearch(es_secure.url, basic_auth=(es_secure.username, es_secure.password))
+    try:
+        key = admin.security.create_api_key(name=prefix, expiration="1h")["encoded"]
+        assert ingest(*args, env={"ES_API_KEY": key}).code == 0
+        unchanged = ingest(*args, env={"ES_API_KEY": key})
+        assert not unchanged.client_imported and unchanged.code == 0
+        assert unchanged.data["documents"]["unchanged"] == 6
+        wrong = {"ES_API_KEY": "bm90LWEta2V5"}
+        fast, full = ingest(*args, env=wrong), ingest(*args, env=wrong, full_path=True)
+        assert fast.client_imported and fast.code == 3 and fast.comparable() == full.comparable()
+    finally:
+        admin.security.invalidate_api_key(name=prefix)
+        admin.close()
+        _drop(es_secure.url, prefix, basic_auth=(es_secure.username, es_secure.password))
+
+
 def test_the_tls_node_with_its_ca_and_without(tmp_path):
     url, ca = os.environ.get("INGEST_TEST_ES_TLS_URL"), os.environ.get("INGEST_TEST_ES_TLS_CA")
     if not url or not ca:
@@ -218,3 +240,30 @@ def _drop(url: str, prefix: str, **kwargs: object) -> None:
             client.indices.delete(index=",".join(names), ignore_unavailable=True)
     finally:
         client.close()
+
+
+@pytest.mark.parametrize(
+    "credentials",
+    [{"api_key": "aWQ6a2V5"}, {"username": "elastic", "password": "p:ss w0rd"}, {"username": "reader"}],
+    ids=["api key", "user and password", "user without password"],
+)
+def test_the_authorization_header_is_the_clients(credentials):
+    from ingest.config import ConnectionConfig
+    from ingest.store.elasticsearch.unchanged_check import _Http
+    from ingest.store.es_connection import connect
+
+    connection = ConnectionConfig("http://127.0.0.1:9200", **credentials)
+    client = connect(connection)
+    try:
+        assert _Http(connection).headers["authorization"] == client._headers["authorization"]
+    finally:
+        client.close()
+
+
+def test_a_password_the_client_cannot_send_is_left_to_the_client(tmp_path, es_url, es_prefix):
+    corpus = make_corpus(tmp_path / "corpus")
+    args = ("run", corpus, "--store", es_url, "--index-prefix", es_prefix, "--json")
+    assert ingest(*args).code == 0
+    env = {"ES_USERNAME": "elastic", "ES_PASSWORD": "pässword"}  # the client encodes credentials as ASCII
+    fast, full = ingest(*args, env=env), ingest(*args, env=env, full_path=True)
+    assert fast.client_imported and fast.comparable() == full.comparable()

@@ -135,7 +135,7 @@ class _Http:
         if connection.api_key:
             self.headers["authorization"] = f"ApiKey {connection.api_key}"
         elif connection.username:
-            pair = f"{connection.username}:{connection.password or ''}".encode()
+            pair = f"{connection.username}:{connection.password or ''}".encode("ascii")  # as the client: else fallback
             self.headers["authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
         self.conn: http.client.HTTPConnection
         if parts.scheme == "https":
