@@ -279,6 +279,23 @@ def read_folder_ahead(corpus: Path, options: RunOptions) -> FolderAhead | None:
     return FolderAhead(corpus)
 
 
+def unchanged_run(
+    corpus: Path,
+    connection: ConnectionConfig,
+    settings: Settings,
+    chunking: ChunkSettings,
+    options: RunOptions,
+    ahead: FolderAhead | None,
+) -> RunResult | None:
+    """An unchanged incremental run on Elasticsearch, decided and reported without importing the client
+    (ingest.store.elasticsearch.unchanged_check); None: run the pipeline (nothing was written)."""
+    if connection.kind != "elasticsearch" or ahead is None:
+        return None
+    from ingest.store.elasticsearch.unchanged_check import unchanged_run as check
+
+    return check(corpus, connection, settings, chunking, options, ahead)
+
+
 def run(
     corpus: str | Path,
     store: Index | str | None = None,

@@ -1,15 +1,14 @@
 """The `ingest` command line: a thin shell over the library (parse, corpus, pipeline, stores).
 
-Owns the commands and their exit codes: 0 all fine · 1 some documents rejected or a check failed
-(the rest done) · 2 usage or configuration error · 3 store unreachable or refused · 4 internal
-error (a bug: one line; the traceback with --debug or INGEST_DEBUG=1). With --json, stdout carries
-exactly one JSON object; messages go to stderr. Options and configuration: ingest.cli_options
-(flags > environment > ingest.toml > defaults, resolved once, passed down as arguments);
-printing: ingest.cli_output.
+Owns the commands and their exit codes: 0 all fine · 1 documents rejected or a check failed (the rest done) ·
+2 usage or configuration error · 3 store unreachable or refused · 4 internal error (a bug: one line; the traceback
+with --debug or INGEST_DEBUG=1). With --json, stdout carries one JSON object; messages go to stderr. Options:
+ingest.cli_options (flags > environment > ingest.toml > defaults, resolved once, passed down); printing: cli_output.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from ingest import __version__, junit
+from ingest import __version__, api, junit
 from ingest.api import Index, QueryTooLarge, RunOptions, check_query, read_folder_ahead, run_pipeline
 from ingest.cli_options import (
     CORPUS_ENV,
@@ -57,7 +56,6 @@ from ingest.cli_options import (
 )
 from ingest.cli_output import (
     HIT_KEYS,
-    Bar,
     blocks_json,
     chunk_line,
     emit_json,
@@ -234,16 +232,13 @@ def run(
         settings = load_settings(corpus)
         chunking = chunking_with(settings.chunking, chunker, size, overlap, "options")
         ahead = read_folder_ahead(corpus, options)  # hashing while the store's client is imported
-        target = open_store(config, settings)
-        _freeze_imports()
-        try:
-            with progress_bar(not report.as_json and not report.quiet, "indexing") as bar:
-                total_files = file_total(corpus) if bar else None
+        result = api.unchanged_run(corpus, connection, settings, chunking, options, ahead)  # without the client
+        if result is None:
+            with contextlib.closing(open_store(config, settings)) as target:
+                _freeze_imports()
                 start = functools.partial(run_pipeline, corpus, target, settings, chunking, config, ahead=ahead)
-                result = _execute(start, options, bar, total_files)
-                strict_refused = result.strict_refused
-        finally:
-            target.close()
+                result = _execute(start, options, report, corpus)
+        strict_refused = result.strict_refused
         if report.junit_file is not None:  # the suite names every document: built only when asked for
             write_junit(report.junit_file, junit.run_suite(result))
         data = result.to_json()
@@ -269,23 +264,24 @@ def _freeze_imports() -> None:
     resume_collector()
 
 
-def _execute(start: Callable[..., RunResult], options: RunOptions, bar: Bar, total_files: int | None) -> RunResult:
-    """One pipeline run, with the reading and writing phases on the progress bar."""
+def _execute(start: Callable[..., RunResult], options: RunOptions, report: ReportFlags, corpus: Path) -> RunResult:
+    """One pipeline run, with the reading and writing phases on a progress bar (on a terminal)."""
     write_task: TaskID | None = None
+    with progress_bar(not report.as_json and not report.quiet, "indexing") as bar:
 
-    def on_progress(done: int, total: int) -> None:
-        nonlocal write_task
-        if bar.progress is None:
-            return
-        if write_task is None:
-            write_task = bar.progress.add_task("writing", total=total)
-        bar.progress.update(write_task, completed=done, total=total)
+        def on_progress(done: int, total: int) -> None:
+            nonlocal write_task
+            if bar.progress is None:
+                return
+            if write_task is None:
+                write_task = bar.progress.add_task("writing", total=total)
+            bar.progress.update(write_task, completed=done, total=total)
 
-    scan_task = bar.task("reading", total_files)
-    try:
-        return start(options, on_file=bar.advancer(scan_task), progress=on_progress)
-    finally:
-        bar.remove(scan_task)
+        scan_task = bar.task("reading", file_total(corpus) if bar else None)
+        try:
+            return start(options, on_file=bar.advancer(scan_task), progress=on_progress)
+        finally:
+            bar.remove(scan_task)
 
 
 @app.command(cls=Command, epilog=STORE_ENV)

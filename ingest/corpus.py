@@ -395,6 +395,10 @@ def _reuse(
     return reused, todo
 
 
+class MemoMiss(Exception):
+    """A file the last run's memo does not vouch for (``scan_corpus(memo_only=True)``)."""
+
+
 def scan_corpus(
     root: Path,
     settings: Settings,
@@ -408,6 +412,7 @@ def scan_corpus(
     parser_memory_limit: int | None = None,
     parser_timeout_s: float | None = PARSER_TIMEOUT_S,
     chunking: ChunkSettings | None = None,
+    memo_only: bool = False,
 ) -> CorpusScan:
     """Parse and validate every document of the corpus at ``root``; writes nothing.
 
@@ -417,7 +422,8 @@ def scan_corpus(
     returns what the scan keeps of it. Parser processes: ``workers`` (None: one per core, at most 8),
     ``parser_memory_limit`` bytes each (None: a share of memory; 0: none), ``parser_timeout_s`` per file;
     a file whose parser dies or times out is rejected, the others go on. ``chunking``: chunk in the
-    workers (``Accepted.chunks``, no parse sent back).
+    workers (``Accepted.chunks``, no parse sent back). ``memo_only``: raise MemoMiss, reading no
+    file's body, when the memo does not vouch for every file (the no-op check of an unchanged run).
     """
     root = Path(root)
     if not (root / DOCUMENTS).is_dir():
@@ -434,6 +440,8 @@ def scan_corpus(
     todo = paths
     if memo is not None and memo.fingerprint == fingerprint:
         reused, todo = _reuse(paths, root, memo, hashed)
+    if memo_only and (todo or memo is None or memo.fingerprint != fingerprint):
+        raise MemoMiss(f"{len(todo)} file(s) to read")
     inventory_skipped = _inventory_still_holds(memo, fingerprint, listed, todo)
     inventory: Mapping[str, Mapping[str, Any]] = {}
     if not inventory_skipped:

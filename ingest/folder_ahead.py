@@ -41,6 +41,10 @@ class FolderAhead:
         except Exception:  # noqa: BLE001 - only a head start: the scan reads the folder itself
             self._found = None
 
+    def give_back(self, found: tuple[Listing, dict[str, str]]) -> None:
+        """Put back what :meth:`take` returned, for the next taker (its age counts from the first read)."""
+        self._found = found
+
     def take(self) -> tuple[Listing, dict[str, str]] | None:
         """(listing, sha256 by source) when fresh enough, else None; once."""
         self._thread.join()

@@ -81,7 +81,12 @@ def repair(
     if broken:
         store.delete_documents([r.key for r in broken])
     deleted = store.delete_chunks(orphans) if orphans else 0
-    return {"orphan_chunks": deleted, "incomplete_documents": len(broken)}
+    return repaired_counts(deleted, len(broken))
+
+
+def repaired_counts(orphan_chunks: int = 0, incomplete_documents: int = 0) -> dict[str, int]:
+    """What a repair reports (a run's ``repaired``)."""
+    return {"orphan_chunks": orphan_chunks, "incomplete_documents": incomplete_documents}
 
 
 def _repair_everything(store: Store, records: list[DocumentRecord]) -> dict[str, int]:
@@ -94,7 +99,7 @@ def _repair_everything(store: Store, records: list[DocumentRecord]) -> dict[str,
     listed = {cid for r in records if r not in broken for cid in r.chunk_ids}
     orphans = [cid for cid in present if cid not in listed]
     deleted = store.delete_chunks(orphans) if orphans else 0
-    return {"orphan_chunks": deleted, "incomplete_documents": len(broken)}
+    return repaired_counts(deleted, len(broken))
 
 
 def scan_memo(meta: Mapping[str, str], stored: list[DocumentRecord]) -> ScanMemo | None:

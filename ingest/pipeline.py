@@ -96,7 +96,7 @@ def run(
     before importing the store's client).
     """
     started = time.perf_counter()
-    chunking = with_corpus_limits(chunking, settings.chunking)
+    chunking = with_corpus_limits(chunking, settings.chunking)  # also in unchanged_check.unchanged_run
     batch_chunks = _batch_size(write_batch_chunks)
     # The folder is listed and hashed in a thread while the store answers (an incremental run).
     ahead = None if full or dry_run else (ahead or FolderAhead(corpus))
@@ -229,6 +229,7 @@ def _locked_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
     meta = store.get_meta()
     stored = store.documents()
     rebuild_reason = analysis_change(store, stored, meta)
+    journaled = False  # the meta read above no longer says what the store holds once a journal is written
     if job.full or rebuild_reason:  # an index's analysis is fixed when it is created
         result, scan = _full_run(store, job, stored, meta, rebuild_reason)
     else:
@@ -254,18 +255,31 @@ def _locked_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
         fingerprint = settings_fingerprint(job.chunking)
         tick = _ticker(job.progress, steps)
         _write_plan(store, plan, fingerprint, result, tick, job.batch_chunks, journal=journal, refused=early.refused)
-        result.total = _total_after(stored, plan)
+        result.total = total_after(stored, plan)
         _release_written(plan, result)
-    updates = {
-        **_meta(job.settings, job.chunking, store.analysis),
+        journaled = bool(journal.keys)
+    updates = end_of_run_meta(job.settings, job.chunking, store.analysis, scan, result)
+    current = store.get_meta() if job.full or rebuild_reason or journaled else meta
+    if meta_differs(current, updates):
+        store.set_meta(updates)
+    return result
+
+
+def end_of_run_meta(
+    settings: Settings, chunking: ChunkSettings, analysis: str, scan: CorpusScan, result: RunResult
+) -> dict[str, str]:
+    """What a run records in the store's meta at its end (written only when it differs, see meta_differs)."""
+    return {
+        **_meta(settings, chunking, analysis),
         JOURNAL: "",
         SCAN_MEMO: _memo_json(scan, result),
         TOMBSTONES: tombstones_json(result.plan.tombstones),
     }
-    current = store.get_meta() if job.full or rebuild_reason else meta
-    if any(current.get(k) != v for k, v in updates.items() if k != "built_at"):
-        store.set_meta(updates)
-    return result
+
+
+def meta_differs(current: Mapping[str, str], updates: Mapping[str, str]) -> bool:
+    """Whether writing ``updates`` would change the recorded meta (the build time alone does not count)."""
+    return any(current.get(k) != v for k, v in updates.items() if k != "built_at")
 
 
 def _strict_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> RunResult:
@@ -321,11 +335,11 @@ def _strict_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
         tick = _ticker(job.progress, len(safety))
         _write_plan(store, refused, settings_fingerprint(job.chunking), result, tick, job.batch_chunks, journal=journal)
         store.set_meta({JOURNAL: "", TOMBSTONES: tombstones_json(refused.tombstones)})
-    result.total = _total_after(stored, refused)
+    result.total = total_after(stored, refused)
     return result
 
 
-def _total_after(stored: list[DocumentRecord], plan: Plan) -> int:
+def total_after(stored: list[DocumentRecord], plan: Plan) -> int:
     """Chunks in the store after the plan: the records' chunk counts (no count request needed)."""
     live = {r.key: r.chunk_count for r in stored}
     for item in plan.items:
@@ -423,10 +437,15 @@ def _under_lock(store: Store, job: _Job, ahead: FolderAhead | None, *, strict: b
 def _record_roles(store: Store, settings: Settings) -> None:
     """The roles searches resolve to labels follow [roles] before anything else, like the aliases:
     a run that then fails or writes nothing (--strict) must not leave a narrowed role reading more."""
-    access = {key: value for key, value in _meta(settings, ChunkSettings(), "").items() if key in ("labels", "roles")}
+    access = roles_record(settings)
     current = store.get_meta()
-    if current and any(current.get(key) != value for key, value in access.items()):
+    if current and meta_differs(current, access):
         store.set_meta(access)
+
+
+def roles_record(settings: Settings) -> dict[str, str]:
+    """The labels and roles a run records before anything else (what `search` reads back)."""
+    return {key: value for key, value in _meta(settings, ChunkSettings(), "").items() if key in ("labels", "roles")}
 
 
 def _meta(settings: Settings, chunking: ChunkSettings, analysis: str) -> dict[str, str]:

@@ -71,12 +71,39 @@ The first write to an empty cluster creates the indices and aliases (:meth:`ensu
 reads on an empty cluster find nothing instead of creating anything.
 """
 
-from ingest.store.elasticsearch.layout import DEFAULT_ANALYZER, LANGUAGE_ANALYZERS, analyzer_for, load_index_body
-from ingest.store.elasticsearch.lock import LOCK_TTL_S
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ingest.store.elasticsearch.layout_rules import DEFAULT_ANALYZER, LANGUAGE_ANALYZERS, analyzer_for, load_index_body
 from ingest.store.elasticsearch.names import IndexNames, new_build
-from ingest.store.elasticsearch.query import as_of_filters, search_body
-from ingest.store.elasticsearch.store import ElasticsearchStore
-from ingest.store.elasticsearch.transport import BULK_MAX_ACTIONS, BULK_MAX_BYTES, PAGE
+
+if TYPE_CHECKING:
+    from ingest.store.elasticsearch.lock import LOCK_TTL_S
+    from ingest.store.elasticsearch.query import as_of_filters, search_body
+    from ingest.store.elasticsearch.store import ElasticsearchStore
+    from ingest.store.elasticsearch.transport import BULK_MAX_ACTIONS, BULK_MAX_BYTES, PAGE
+
+# What needs the Elasticsearch client is imported on first use: the no-op check of an unchanged run
+# (:mod:`.unchanged_check`) lives in this package and must not import the client.
+_LAZY = {
+    "LOCK_TTL_S": "lock",
+    "as_of_filters": "query",
+    "search_body": "query",
+    "ElasticsearchStore": "store",
+    "BULK_MAX_ACTIONS": "transport",
+    "BULK_MAX_BYTES": "transport",
+    "PAGE": "transport",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
     "BULK_MAX_ACTIONS",

@@ -14,88 +14,34 @@ from typing import Any
 
 from elasticsearch import ApiError, AuthorizationException, NotFoundError, TransportError
 
-from ingest.resources import load_mapping
 from ingest.settings import Settings
 from ingest.store.base import StoreConfigError
+from ingest.store.elasticsearch.layout_rules import DEFAULT_ANALYZER as DEFAULT_ANALYZER
+from ingest.store.elasticsearch.layout_rules import EXACT_FIELD as EXACT_FIELD
+from ingest.store.elasticsearch.layout_rules import LANGUAGE_ANALYZERS as LANGUAGE_ANALYZERS
+from ingest.store.elasticsearch.layout_rules import (
+    LAYOUT_ID,
+    META_ID,
+    Actions,
+    Layout,
+    alias_names,
+    alias_plan,
+    analyzer_for,
+    foreign_names,
+    found_or_absent,
+    layout_of,
+    load_index_body,
+    mapping_problems,
+    meta_mapping_complete,
+    our_aliases,
+    survey_targets,
+)
+from ingest.store.elasticsearch.layout_rules import LOCK_ID as LOCK_ID
+from ingest.store.elasticsearch.layout_rules import mapping_drift as mapping_drift
 from ingest.store.elasticsearch.names import AliasPair, IndexNames, build_of, new_build
 from ingest.store.elasticsearch.transport import Transport, error_type, reason
 
-# [search] language -> the analyzer of the BM25 text fields (``english`` is built into every full
-# distribution and Docker image; the test node gets it from elasticsearch-plugins/english-analysis).
-LANGUAGE_ANALYZERS = {"english": "english", "none": "standard"}
-DEFAULT_ANALYZER = LANGUAGE_ANALYZERS["english"]
-EXACT_FIELD = "exact"  # the unstemmed sub-field; its analyzer is fixed in mappings/*.json
-META_ID = "meta"  # meta documents: the run metadata, the write lock, the owned layout
-LOCK_ID = "lock"
-LAYOUT_ID = "layout"
 META_AHEAD_S = 5.0  # the run metadata read along with the layout serves the next get_meta this long
-
-
-def _found_or_absent(doc: Mapping[str, Any]) -> bool:
-    """An ``_mget`` answer about one document that says found or not found (its index missing too)."""
-    error = doc.get("error")
-    if error is None:
-        return "found" in doc
-    return isinstance(error, dict) and error.get("type") == "index_not_found_exception"
-
-
-# (index, alias) pairs; the _aliases API actions that change them.
-Actions = list[dict[str, Any]]
-
-
-def load_index_body(name: str, analyzer: str = DEFAULT_ANALYZER) -> dict[str, Any]:
-    """``mappings/{name}.json`` with every BM25 text field's analyzer set to ``analyzer``
-    (the ``.exact`` sub-fields keep theirs)."""
-    body = load_mapping(name)  # the package copy when installed (ingest/resources.py)
-    _set_analyzer(body["mappings"]["properties"], analyzer)
-    return body
-
-
-def _set_analyzer(properties: dict[str, Any], analyzer: str) -> None:
-    for name, spec in properties.items():
-        if name == EXACT_FIELD:
-            continue
-        if spec.get("type") == "text":
-            spec["analyzer"] = analyzer
-        _set_analyzer(spec.get("fields", {}), analyzer)
-        _set_analyzer(spec.get("properties", {}), analyzer)
-
-
-def analyzer_for(settings: Settings) -> str:
-    """The analyzer of the BM25 fields that [search] language names (the store's ``analyzer``
-    argument, from INGEST_ES_ANALYZER via ingest.config, overrides it)."""
-    return LANGUAGE_ANALYZERS[settings.search.language]
-
-
-def mapping_drift(expected: dict[str, Any], actual: dict[str, Any], path: str = "") -> list[str]:
-    """How an index's field types differ from ingest's mapping (missing fields, other types)."""
-    problems: list[str] = []
-    for name, spec in expected.items():
-        found = actual.get(name)
-        want = spec.get("type", "object")
-        if found is None:
-            problems.append(f"field {path}{name} is missing")
-            continue
-        if found.get("type", "object") != want:
-            problems.append(f"field {path}{name} is {found.get('type', 'object')}, ingest expects {want}")
-            continue
-        problems += mapping_drift(spec.get("fields", {}), found.get("fields", {}), f"{path}{name}.")
-        problems += mapping_drift(spec.get("properties", {}), found.get("properties", {}), f"{path}{name}.")
-    return problems
-
-
-@dataclasses.dataclass
-class Layout:
-    """What one prefix owns (recorded in the meta index, document ``layout``)."""
-
-    chunks: dict[str, str]  # label -> live concrete chunk index
-    documents: str  # live documents index
-    owned: list[str]  # every concrete index this prefix created (live build, half-built ones)
-    roles: list[str]  # roles whose aliases ingest made (so a role dropped from [roles] loses its alias)
-
-    @property
-    def live(self) -> list[str]:
-        return [*self.chunks.values(), self.documents]
 
 
 @dataclasses.dataclass
@@ -134,10 +80,7 @@ class IndexLayout:
             t = self.t
             found = t.call(lambda: t.es.get(index=self.names.meta_index, id=LAYOUT_ID), missing=None)
         if found:
-            values = found["_source"]["values"]
-            return Layout(
-                dict(values["chunks"]), values["documents"], list(values["owned"]), list(values.get("roles", []))
-            )
+            return layout_of(found)
         chunks: dict[str, str] = {}
         documents: list[str] = []
         for index, alias in self.alias_rows([self.names.all_alias, self.names.documents_alias]):
@@ -159,7 +102,7 @@ class IndexLayout:
         meta_index = self.names.meta_index
         answer: Any = t.call(lambda: t.es.mget(index=meta_index, ids=[LAYOUT_ID, META_ID]).body, missing=None)
         docs = {doc.get("_id"): doc for doc in (answer or {}).get("docs", [])}
-        if set(docs) != {LAYOUT_ID, META_ID} or any(not _found_or_absent(doc) for doc in docs.values()):
+        if set(docs) != {LAYOUT_ID, META_ID} or any(not found_or_absent(doc) for doc in docs.values()):
             self._meta_ahead = None
             return t.call(lambda: t.es.get(index=meta_index, id=LAYOUT_ID), missing=None)
         meta = docs[META_ID]
@@ -224,14 +167,13 @@ class IndexLayout:
     def refuse_foreign_names(self, roles: Iterable[str]) -> None:
         """Concrete indices that carry the names of this prefix's aliases belong to someone else:
         refuse before anything is created or written."""
-        n = self.names
-        names = [n.all_alias, n.documents_alias, *(n.role_alias(r) for r in roles)]
+        names = alias_names(self.names, roles)
         self._refuse_foreign(names, self._get_alias(names))
 
     def _refuse_foreign(self, names: Sequence[str], found: Mapping[str, Any]) -> None:
         """``found``: an answer about ``names`` by index (alias names resolved to their indices)."""
         n = self.names
-        foreign = sorted(set(found) & set(names))
+        foreign = foreign_names(names, found)
         if foreign:
             raise StoreConfigError(
                 f"{self.t.where}: {', '.join(foreign)} already exist as indices, where ingest keeps its "
@@ -242,19 +184,13 @@ class IndexLayout:
     def check_mappings(self, layout: Layout, report: bool = False, found: Mapping[str, Any] | None = None) -> list[str]:
         """Indices changed by hand (e.g. recreated with another mapping) are refused before writing
         (``report``: listed instead). ``found``: the indices' mappings already read (:meth:`survey`)."""
-        targets = {index: "chunks" for index in layout.chunks.values()} | {layout.documents: "documents"}
-        t = self.t
         if found is None:
+            targets = [*layout.chunks.values(), layout.documents]
+            t = self.t
             found = t.call(
                 lambda: t.es.indices.get_mapping(index=",".join(targets), ignore_unavailable=True).body, missing={}
             )
-        problems: list[str] = []
-        for index, kind in targets.items():
-            expected = load_index_body(kind, self.analyzer)["mappings"]["properties"]
-            actual = found.get(index, {}).get("mappings", {}).get("properties", {})
-            if index in found:
-                drift = sorted(mapping_drift(expected, actual), key=lambda p: p.endswith("is missing"))
-                problems += [f"{index}: {p}" for p in drift]
+        problems = mapping_problems(layout, self.analyzer, found)
         if problems and not report:
             raise StoreConfigError(
                 f"{self.t.where}: indices of prefix {self.names.prefix!r} do not have ingest's mapping "
@@ -270,8 +206,7 @@ class IndexLayout:
         """Indices this prefix recorded as its own that are not the live build and that none of our
         aliases covers: what a killed ``--full`` left half-built (or an old build a switch could not
         drop). Only recorded names, never a wildcard: another prefix's indices are never among them."""
-        n = self.names
-        ours = {n.all_alias, n.documents_alias, *(n.role_alias(r) for r in (*self.settings.roles, *layout.roles))}
+        ours = our_aliases(self.names, layout, self.settings.roles)
         existing = self.existing([index for index in layout.owned if index not in layout.live])
         return sorted(index for index, aliases in existing.items() if not aliases & ours)
 
@@ -331,12 +266,8 @@ class IndexLayout:
         was changed by hand (``check`` lists those instead)."""
         roles = self.settings.roles if roles is None else roles
         layout = self.read(with_meta=True)  # a run reads its metadata next (the roles it records)
-        n = self.names
-        names = [n.all_alias, n.documents_alias, *(n.role_alias(r) for r in roles)]
-        owned = [*layout.owned, *layout.live] if layout is not None else []
-        made = [n.role_alias(r) for r in layout.roles] if layout is not None else []  # roles ingest made
-        found = self.survey([*names, *made, *owned, n.meta_index])
-        self._refuse_foreign(names, found)
+        found = self.survey(survey_targets(self.names, layout, roles))
+        self._refuse_foreign(alias_names(self.names, roles), found)
         self._check_meta_mapping(found)
         if layout is None or not layout.documents:
             return []
@@ -391,73 +322,11 @@ class IndexLayout:
         """The _aliases actions that make the aliases match ``layout`` and ``roles``, and what each does.
         ``specs``: a :meth:`survey` of the owned indices and of every alias name of ``ours`` below
         (which lists every index behind those aliases, closed and hidden ones too)."""
-        n = self.names
-        role_prefix = f"{n.all_alias}-"
-        ours = {n.all_alias, n.documents_alias, *(n.role_alias(r) for r in (*roles, *layout.roles))}
-        surveyed = specs is not None
-        if specs is None:
-            specs = self._get_alias(layout.owned) if layout.owned else {}
-        owned = {index: set(spec.get("aliases", {})) for index, spec in specs.items() if index in layout.owned}
-        current = {
-            (index, alias)
-            for index, aliases in owned.items()
-            for alias in aliases
-            if alias in ours or alias.startswith(role_prefix)
-        }
-        if surveyed:
-            current |= {
-                (index, alias) for index, spec in specs.items() for alias in spec.get("aliases", {}) if alias in ours
-            }
-        else:
-            current |= set(self.alias_rows(sorted(ours)))
-        desired = {pair for pair in n.desired_aliases(layout.chunks, layout.documents, roles) if pair[0] in owned}
-        actions: Actions = []
-        changes: list[str] = []
-        for index, alias in sorted(current - desired):
-            why = self._why_removed(index, alias, layout, owned, roles)
-            actions.append({"remove": {"index": index, "alias": alias, "must_exist": False}})
-            changes.append(
-                f"alias {alias} covers {index} ({why})" if check else f"removed {index} from alias {alias} ({why})"
-            )
-        for index, alias in sorted(desired - current):
-            actions.append(self._add(index, alias, roles))
-            changes.append(f"alias {alias} lacks {index}" if check else f"added {index} to alias {alias}")
-        for index, alias in sorted(desired & current):
-            # A role alias without its access filter (made by an older ingest, or changed by hand):
-            # adding it again replaces its filter.
-            want = n.alias_filter(alias, roles)
-            have = specs.get(index, {}).get("aliases", {}).get(alias, {}).get("filter")
-            if want != have:
-                actions.append(self._add(index, alias, roles))
-                labels = ", ".join(want["terms"]["access"]) if want else "none"
-                changes.append(
-                    f"alias {alias} on {index} lacks its access filter (labels: {labels})"
-                    if check
-                    else f"set the access filter of alias {alias} on {index} (labels: {labels})"
-                )
-        return actions, changes
-
-    def _add(self, index: str, alias: str, roles: Mapping[str, Sequence[str]]) -> dict[str, Any]:
-        action: dict[str, Any] = {"index": index, "alias": alias}
-        found = self.names.alias_filter(alias, roles)
-        if found is not None:
-            action["filter"] = found
-        return {"add": action}
-
-    def _why_removed(
-        self, index: str, alias: str, layout: Layout, owned: Mapping[str, Any], roles: Mapping[str, Sequence[str]]
-    ) -> str:
-        role_prefix = f"{self.names.all_alias}-"
-        role = alias[len(role_prefix) :] if alias.startswith(role_prefix) else None
-        if index not in owned:
-            return f"{index} is not an index of prefix {self.names.prefix!r}"
-        if index not in layout.live:
-            return "not the live build"
-        if role is not None and role not in roles:
-            return f"role {role!r} is not in [roles]"
-        if role is not None:
-            return f"[roles] does not let {role!r} read {self.names.label_of_index(index)!r}"
-        return "not part of this layout"
+        if specs is not None:
+            return alias_plan(self.names, layout, roles, check, specs)
+        specs = self._get_alias(layout.owned) if layout.owned else {}
+        rows = self.alias_rows(sorted(our_aliases(self.names, layout, roles)))
+        return alias_plan(self.names, layout, roles, check, specs, rows)
 
     # --- indices and the analyzer ----------------------------------------------------------------
     def check_analyzer(self) -> None:
@@ -538,8 +407,7 @@ class IndexLayout:
         self._meta_mapping_checked = True
 
     def _meta_mapping_complete(self, index: Mapping[str, Any]) -> bool:
-        expected = load_index_body("meta", self.analyzer)["mappings"]["properties"]
-        return not set(expected) - set(index.get("mappings", {}).get("properties", {}))
+        return meta_mapping_complete(index, self.analyzer)
 
     def _check_meta_mapping(self, found: Mapping[str, Any]) -> None:
         """The meta index's mapping, read along by :meth:`survey`: when it has every field, the

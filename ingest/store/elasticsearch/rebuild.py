@@ -10,7 +10,8 @@ from contextlib import contextmanager
 from typing import TypeVar
 
 from ingest.store.base import StoreError
-from ingest.store.elasticsearch.layout import IndexLayout, Layout
+from ingest.store.elasticsearch.layout import IndexLayout
+from ingest.store.elasticsearch.layout_rules import Layout
 from ingest.store.elasticsearch.names import new_build
 from ingest.store.elasticsearch.transport import Transport
 

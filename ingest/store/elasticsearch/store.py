@@ -25,7 +25,8 @@ from ingest.store.base import (
     lookup_prefix,
 )
 from ingest.store.elasticsearch import rebuild, writes
-from ingest.store.elasticsearch.layout import META_ID, IndexLayout, analyzer_for
+from ingest.store.elasticsearch.layout import IndexLayout
+from ingest.store.elasticsearch.layout_rules import META_ID, analyzer_for
 from ingest.store.elasticsearch.lock import LOCK_TTL_S, LockGuard, WriteLock
 from ingest.store.elasticsearch.names import IndexNames, check_names
 from ingest.store.elasticsearch.query import (
