@@ -122,7 +122,7 @@ PARALLEL_MIN_FILES = 64  # below this, starting worker processes costs more than
 GROUP_FILES = 8  # files per task sent to a worker
 
 
-WINDOW_PER_WORKER = 4  # tasks in flight per worker
+WINDOW_PER_WORKER = 2  # tasks in flight per worker: one parsing, one waiting (a first build holds what is in flight)
 
 
 WORKERS_MAX = 8
@@ -473,6 +473,7 @@ def scan_corpus(
     todo = paths
     if memo is not None and memo.fingerprint == fingerprint:
         reused, todo = _reuse(paths, root, memo, hashed)
+    del found, hashed  # the head start's hashes serve only the reuse above: not held through the scan
     inventory_skipped = _inventory_still_holds(memo, fingerprint, listed, todo)
     inventory: Mapping[str, Mapping[str, Any]] = {}
     if not inventory_skipped:
