@@ -121,7 +121,7 @@ PARALLEL_MIN_FILES = 64  # below this, starting worker processes costs more than
 GROUP_FILES = 8  # files per task sent to a worker
 
 
-WINDOW_PER_WORKER = 4  # tasks in flight per worker
+WINDOW_PER_WORKER = 2  # tasks in flight per worker: one parsing, one waiting (a first build holds what is in flight)
 
 
 WORKERS_MAX = 8
@@ -442,6 +442,7 @@ def scan_corpus(
         reused, todo = _reuse(paths, root, memo, hashed)
     if memo_only and (todo or memo is None or memo.fingerprint != fingerprint):
         raise MemoMiss(f"{len(todo)} file(s) to read")
+    del found, hashed  # the head start's hashes serve only the reuse above: not held through the scan
     inventory_skipped = _inventory_still_holds(memo, fingerprint, listed, todo)
     inventory: Mapping[str, Mapping[str, Any]] = {}
     if not inventory_skipped:

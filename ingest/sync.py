@@ -4,9 +4,11 @@ and what a full rebuild carries over."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import pickle
 import queue
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -22,6 +24,7 @@ from ingest.model import (
     DocumentRecord,
     ScannedDocument,
     SourceDocument,
+    UnparsedDocument,
 )
 from ingest.plan import Plan, PlannedDocument, RunResult, ToWrite, WrittenChunks, keep_reason, record_for
 from ingest.settings import ChunkSettings
@@ -57,6 +60,24 @@ class _HeldChunks(_SpilledChunks):
 
 
 _PACKED_ID = CHUNK_ID_LENGTH // 2  # bytes of one chunk ID (hex) packed
+_COUNT_BITS = 32  # a spilled document's handle: offset << _COUNT_BITS | count (one int, not an object)
+
+
+def _handle(ids: WrittenChunks) -> WrittenChunks | int:
+    """What a run keeps per written document until its plan takes it: one int for spilled IDs (about 36
+    bytes, against some 150 for the object), so the per-document state of a 1M-chunk run stays small."""
+    if type(ids) is _SpilledChunks and ids._count < 1 << _COUNT_BITS:
+        return ids._offset << _COUNT_BITS | ids._count
+    return ids
+
+
+def _light(doc: UnparsedDocument) -> UnparsedDocument:
+    """``doc`` as the scan keeps it until its record is written: the values most documents share
+    (access label, status, format) as one string each, not one copy per document received from a
+    parser process (a run holds every document's metadata until the checks between documents)."""
+    meta = doc.meta
+    shared = dataclasses.replace(meta, access=sys.intern(meta.access), status=sys.intern(meta.status))
+    return dataclasses.replace(doc, meta=shared, format=sys.intern(doc.format))
 
 
 class _IdSpill:
@@ -189,7 +210,8 @@ class _EarlyWriter:
     ) -> None:
         self.store, self.stored, self.chunking = store, stored, chunking
         self.batch_chunks, self.journal = batch_chunks, journal
-        self.chunked: dict[str, WrittenChunks | list[Chunk] | ChunkLimitExceeded] = {}  # by source
+        # by source; an int is a spilled document's IDs (see ``_handle``)
+        self.chunked: dict[str, WrittenChunks | int | list[Chunk] | ChunkLimitExceeded] = {}
         self.refused: dict[str, ItemError] = {}  # by chunk ID
         self.errors: list[ItemError] = []
         self.written = 0
@@ -214,7 +236,7 @@ class _EarlyWriter:
             except ChunkLimitExceeded as exc:
                 chunks = exc
             doc = body_dropped
-        light = Accepted(accepted.source, doc, accepted.defaulted)
+        light = Accepted(accepted.source, _light(doc) if isinstance(doc, UnparsedDocument) else doc, accepted.defaulted)
         if isinstance(chunks, ChunkLimitExceeded):
             self.chunked[doc.source] = chunks
             return light
@@ -224,7 +246,7 @@ class _EarlyWriter:
             # chunks wait on disk for the plan.
             self.chunked[doc.source] = self.hold(chunks)
             return light
-        self.chunked[doc.source] = self.spill.keep(c.chunk_id for c in chunks)
+        self.chunked[doc.source] = _handle(self.spill.keep(c.chunk_id for c in chunks))
         if self.store is not None:
             if self._writer is None:  # the first version to write: the writer starts preparing the store
                 self._writer = _BatchWriter(self._write, getattr(self.store, "ensure_layout", None))
@@ -272,10 +294,17 @@ class _EarlyWriter:
         return self.spill.hold(chunks) if self.store is not None else self.spill.keep(c.chunk_id for c in chunks)
 
     def take(self, source: str) -> WrittenChunks | list[Chunk]:
-        found = self.chunked.pop(source)
+        found = self._unpack(self.chunked.pop(source))
         if isinstance(found, ChunkLimitExceeded):
             raise found
         return found
+
+    def _unpack(
+        self, kept: WrittenChunks | int | list[Chunk] | ChunkLimitExceeded
+    ) -> WrittenChunks | list[Chunk] | ChunkLimitExceeded:
+        if isinstance(kept, int):
+            return _SpilledChunks(self.spill, kept >> _COUNT_BITS, kept & ((1 << _COUNT_BITS) - 1))
+        return kept
 
     def undo_rejected(self) -> None:
         """Delete the chunks written for documents the plan did not take (e.g. rejected by the
@@ -284,7 +313,8 @@ class _EarlyWriter:
         if self.store is None:
             return
         undo: list[str] = []
-        for chunks in self.chunked.values():
+        for kept in self.chunked.values():
+            chunks = self._unpack(kept)
             if isinstance(chunks, WrittenChunks) and not isinstance(chunks, _HeldChunks):  # written
                 undo += chunks.ids()
         if undo:
