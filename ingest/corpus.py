@@ -432,17 +432,11 @@ def scan_corpus(
     if inventory_problems:
         raise _bad_inventory(inventory_problems)
     fingerprint = scan_fingerprint(inventory_data, settings)
-    found = ahead.take() if ahead is not None else None
-    listing, hashed = found if found is not None else (list_documents(root), {})
-    paths = listing.paths
-    listed = listing_hash(root, paths, listing.file_problems)
-    reused: dict[str, Scanned] = {}
-    todo = paths
-    if memo is not None and memo.fingerprint == fingerprint:
-        reused, todo = _reuse(paths, root, memo, hashed)
+    listing, reused, todo = _listed(root, ahead, memo, fingerprint)
     if memo_only and (todo or memo is None or memo.fingerprint != fingerprint):
         raise MemoMiss(f"{len(todo)} file(s) to read")
-    del found, hashed  # the head start's hashes serve only the reuse above: not held through the scan
+    paths = listing.paths
+    listed = listing_hash(root, paths, listing.file_problems)
     inventory_skipped = _inventory_still_holds(memo, fingerprint, listed, todo)
     inventory: Mapping[str, Mapping[str, Any]] = {}
     if not inventory_skipped:
@@ -464,6 +458,19 @@ def scan_corpus(
     scan = _assemble(root, results, listing, inventory_problems, fingerprint, listed)
     unread = _inventory_visibility(listing, inventory)
     return replace(scan, rejected_visibility={**unread, **scan.rejected_visibility}) if unread else scan
+
+
+def _listed(
+    root: Path, ahead: FolderAhead | None, memo: ScanMemo | None, fingerprint: str
+) -> tuple[Listing, dict[str, Scanned], list[Path]]:
+    """The folder's listing, the files the memo vouches for (by their hashes) and the files to read."""
+    found = ahead.take() if ahead is not None else None
+    # The head start's hashes serve only the reuse here: not held through the scan.
+    listing, hashed = found if found is not None else (list_documents(root), {})
+    if memo is not None and memo.fingerprint == fingerprint:
+        reused, todo = _reuse(listing.paths, root, memo, hashed)
+        return listing, reused, todo
+    return listing, {}, listing.paths
 
 
 def _bad_inventory(problems: list[str]) -> CorpusError:
