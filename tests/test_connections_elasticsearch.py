@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.corpus_builder import make_corpus
 from tests.conftest import SECURE_DEFAULT_PASSWORD, SECURE_USER, _no_elasticsearch
 from tests.corpus_builder import make_corpus
 
@@ -111,6 +112,26 @@ def one_error_line(done: subprocess.CompletedProcess) -> str:
 def test_a_ca_file_that_does_not_exist_is_a_configuration_error(tls_node, indexed):
     done = ingest("stats", "--store", tls_node.url, "--index-prefix", indexed,
                   env={**tls_node.admin_env, "ES_CA_CERTS": "/nonexistent/ca.pem"})
+    assert done.returncode == 2
+    assert "'/nonexistent/ca.pem': no such file" in one_error_line(done)
+
+
+def test_a_ca_file_that_is_not_pem_is_named_as_such(tls_node, indexed, tmp_path):
+    garbage = tmp_path / "ca.pem"
+    garbage.write_text("this is not a certificate\n")
+    done = ingest("stats", "--store", tls_node.url, "--index-prefix", indexed,
+                  env={**tls_node.admin_env, "ES_CA_CERTS": str(garbage)})
+    assert done.returncode == 2
+    assert f"{str(garbage)!r}: not a CA certificate in PEM format" in one_error_line(done)
+
+
+def test_a_ca_file_that_does_not_exist_is_named_over_http_too(es_url, es_prefix, tmp_path):
+    # Over plain HTTP a CA file serves nothing, but naming a missing one is a mistake: said on every run,
+    # an unchanged one included (its no-op check must not answer first).
+    corpus = make_corpus(tmp_path / "corpus", n=2)
+    assert ingest("run", corpus, "--store", es_url, "--index-prefix", es_prefix).returncode == 0
+    done = ingest("run", corpus, "--store", es_url, "--index-prefix", es_prefix,
+                  env={"ES_CA_CERTS": "/nonexistent/ca.pem"})
     assert done.returncode == 2
     assert "'/nonexistent/ca.pem': no such file" in one_error_line(done)
 

@@ -28,12 +28,10 @@ def connect(config: ConnectionConfig, request_timeout: float = 30.0) -> Elastics
     elif config.username:
         kwargs["basic_auth"] = (config.username, config.password or "")
     https = bool(config.cloud_id) or config.url.startswith("https://")
-    if config.ca_certs and https:
-        if not os.path.isfile(config.ca_certs):
-            raise ConfigError(
-                f"ES_CA_CERTS / --ca-certs {config.ca_certs!r}: no such file (the CA certificate in PEM format)"
-            )
-        kwargs["ca_certs"] = config.ca_certs
+    if config.ca_certs:
+        _check_ca_file(config.ca_certs)  # also over http://: a CA file named but missing is a mistake worth naming
+        if https:
+            kwargs["ca_certs"] = config.ca_certs
     if config.ssl_assert_fingerprint and https:
         kwargs["ssl_assert_fingerprint"] = config.ssl_assert_fingerprint
     if not config.verify_certs and https:
@@ -46,6 +44,17 @@ def connect(config: ConnectionConfig, request_timeout: float = 30.0) -> Elastics
         return Elasticsearch(config.url, **kwargs)
     except (ValueError, OSError, ssl.SSLError) as exc:
         raise ConfigError(f"cannot set up the connection to {config.display}: {exc}") from None
+
+
+def _check_ca_file(path: str) -> None:
+    """A CA file that does not exist or holds no PEM certificate: a ConfigError naming it (else the
+    failure surfaces later as a bare "TLS handshake failed")."""
+    if not os.path.isfile(path):
+        raise ConfigError(f"ES_CA_CERTS / --ca-certs {path!r}: no such file (the CA certificate in PEM format)")
+    try:
+        ssl.create_default_context(cafile=path)
+    except (ssl.SSLError, OSError, ValueError) as exc:
+        raise ConfigError(f"ES_CA_CERTS / --ca-certs {path!r}: not a CA certificate in PEM format ({exc})") from None
 
 
 def _warn_no_verify(config: ConnectionConfig) -> None:

@@ -120,7 +120,7 @@ def _replicable(connection: ConnectionConfig) -> bool:
         return False
     if parts.path not in ("", "/") or parts.hostname is None or parts.port is None:
         return False
-    return not (parts.scheme == "https" and connection.ca_certs and not os.path.isfile(connection.ca_certs))
+    return not (connection.ca_certs and not os.path.isfile(connection.ca_certs))  # the client names it (exit 2)
 
 
 class _Http:
