@@ -120,7 +120,8 @@ def run(
         parser_timeout_s,
     )
     result = _dry_run(store, job) if dry_run else _under_lock(store, job, ahead, strict=strict, wait_s=lock_wait_s)
-    result.access_changes = access_changes
+    # + what the store repaired of its layout under the lock (Elasticsearch: a label index deleted by hand)
+    result.access_changes = access_changes + list(getattr(store, "layout_repairs", []))
     result.warnings = list(getattr(store, "warnings", []))  # e.g. the lock release failed after the writes
     result.elapsed_s = time.perf_counter() - started
     return result

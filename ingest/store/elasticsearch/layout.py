@@ -15,7 +15,7 @@ from typing import Any
 from elasticsearch import ApiError, AuthorizationException, NotFoundError, TransportError
 
 from ingest.settings import Settings
-from ingest.store.base import StoreConfigError
+from ingest.store.base import StoreConfigError, StoreError
 from ingest.store.elasticsearch.layout_rules import DEFAULT_ANALYZER as DEFAULT_ANALYZER
 from ingest.store.elasticsearch.layout_rules import EXACT_FIELD as EXACT_FIELD
 from ingest.store.elasticsearch.layout_rules import LANGUAGE_ANALYZERS as LANGUAGE_ANALYZERS
@@ -27,12 +27,15 @@ from ingest.store.elasticsearch.layout_rules import (
     alias_names,
     alias_plan,
     analyzer_for,
+    closed_indices,
+    closed_message,
     foreign_names,
     found_or_absent,
     layout_of,
     load_index_body,
     mapping_problems,
     meta_mapping_complete,
+    missing_label_indices,
     our_aliases,
     survey_targets,
 )
@@ -146,13 +149,15 @@ class IndexLayout:
         return {index: set(spec.get("aliases", {})) for index, spec in found.items() if index in indices}
 
     def survey(self, names: Sequence[str]) -> dict[str, Any]:
-        """The aliases and mappings of these indices in one request (an alias name stands for the
-        indices behind it; missing names are absent): what the access reconcile of every run needs
-        to know of the cluster, instead of one request per question."""
+        """The aliases, mappings and settings of these indices in one request (an alias name stands for
+        the indices behind it; missing names are absent; closed ones are there, see closed_indices):
+        what the access reconcile of every run needs to know of the cluster, instead of one request
+        per question."""
         t = self.t
         targets = ",".join(dict.fromkeys(names))
+        features = ["aliases", "mappings", "settings"]
         found: dict[str, Any] = t.call(
-            lambda: t.es.indices.get(index=targets, features=["aliases", "mappings"], ignore_unavailable=True).body,
+            lambda: t.es.indices.get(index=targets, features=features, ignore_unavailable=True).body,
             missing={},
         )
         return found
@@ -271,11 +276,21 @@ class IndexLayout:
         self._check_meta_mapping(found)
         if layout is None or not layout.documents:
             return []
+        closed = closed_indices(layout, found)
+        if closed and not check and not full:  # a rebuild replaces (and drops) the closed index
+            raise StoreError(closed_message(self.t.name, self.names, closed[0]))
         drift = [] if full else self.check_mappings(layout, report=check, found=found)
         actions, changes = self.access_plan(layout, roles, check=check, specs=found)
         changes += [f"mapping changed outside ingest: {problem}" for problem in drift]
         if check:
-            changes += self.misplaced_chunks(layout)
+            changes += [closed_message(self.t.name, self.names, index) for index in closed]
+            changes += [
+                f"{index} (the index of access label {label!r}) is missing: deleted outside ingest, so "
+                f"the chunks its records list cannot be found; the next `ingest run` recreates it and "
+                "writes them again from their files"
+                for label, index in missing_label_indices(layout, found).items()
+            ]
+            changes += self.misplaced_chunks(layout, skip=closed)
             changes += [
                 f"{index} is an index of prefix {self.names.prefix!r} outside the live build (left by a killed "
                 "`ingest run --full`, or one in progress): the next run deletes it"
@@ -285,13 +300,16 @@ class IndexLayout:
             self.apply(actions)
         return changes
 
-    def misplaced_chunks(self, layout: Layout) -> list[str]:
+    def misplaced_chunks(self, layout: Layout, skip: Sequence[str] = ()) -> list[str]:
         """Label indices holding chunks of another access label (ingest never writes one there: a
         copy made outside ingest, e.g. a mis-routed reindex or restore). The role aliases' filters
-        keep them from readers of that label; they are reported so that someone removes them."""
+        keep them from readers of that label; they are reported so that someone removes them.
+        ``skip``: indices that cannot be searched (closed, reported as such)."""
         t = self.t
         found: list[str] = []
         for label, index in sorted(layout.chunks.items()):
+            if index in skip:
+                continue
             body = {
                 "query": {"bool": {"must_not": {"term": {"access": label}}}},
                 "size": 3,

@@ -136,6 +136,34 @@ def mapping_problems(layout: Layout, analyzer: str, found: Mapping[str, Any]) ->
     return problems
 
 
+def missing_label_indices(layout: Layout, found: Mapping[str, Any]) -> dict[str, str]:
+    """label -> live label index that ``found`` (an answer about the live indices, by index) lacks:
+    deleted outside ingest while the records still list its chunks (a run recreates it and writes
+    those versions again, see ElasticsearchStore.restore_missing_label_indices)."""
+    return {label: index for label, index in sorted(layout.chunks.items()) if index not in found}
+
+
+def closed_indices(layout: Layout, found: Mapping[str, Any]) -> list[str]:
+    """Live indices that ``found`` (a survey with the ``settings`` feature) shows closed: Elasticsearch
+    sets ``index.verified_before_close`` when it closes an index and removes it when it opens it."""
+    return sorted(
+        index
+        for index in layout.live
+        if str(found.get(index, {}).get("settings", {}).get("index", {}).get("verified_before_close")).lower() == "true"
+    )
+
+
+def closed_message(url: str, names: IndexNames, index: str) -> str:
+    """What to do about a closed index of the prefix (what it holds can be neither read nor written)."""
+    label = names.label_of_index(index)
+    what = f"the index of access label {label!r}" if label else "the documents index"
+    return (
+        f"Elasticsearch at {url}: {index} ({what} of index prefix {names.prefix!r}) is closed (closed outside "
+        f"ingest): what it holds can be neither searched nor written. Open it (`curl -XPOST "
+        f"'{url}/{index}/_open'`) and run `ingest run` again, or rebuild every index with `ingest run --full`."
+    )
+
+
 def our_aliases(names: IndexNames, layout: Layout, roles: Iterable[str]) -> set[str]:
     return {names.all_alias, names.documents_alias, *(names.role_alias(r) for r in (*roles, *layout.roles))}
 

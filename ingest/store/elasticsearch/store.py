@@ -99,6 +99,8 @@ class ElasticsearchStore(IndexNames, SearchEntry):
         self._documents_index: str | None = None
         # Problems after the writes (lock release, final refresh): reported, counts intact.
         self.warnings: list[str] = []
+        # What the run's lock repaired of the layout (a label index deleted outside ingest, recreated).
+        self.layout_repairs: list[str] = []
 
     @property
     def es(self) -> Elasticsearch:
@@ -203,6 +205,7 @@ class ElasticsearchStore(IndexNames, SearchEntry):
                 self.warnings.append(
                     f"deleted {len(dropped)} index(es) a killed `ingest run --full` left: {', '.join(dropped)}"
                 )
+            self.layout_repairs = self._restore_missing_label_indices()
             yield
             completed = True
         finally:
@@ -211,6 +214,37 @@ class ElasticsearchStore(IndexNames, SearchEntry):
             if completed:
                 self._refresh_at_end("written, but the final refresh failed")
             self._lock.release(guard, self.warnings)
+
+    def _restore_missing_label_indices(self) -> list[str]:
+        """A live label index deleted outside ingest (its records still list its chunks): the records
+        of every version under that label are dropped, then the index and its aliases are created
+        again, so that this run writes those versions again from their files, as it does for the
+        incomplete versions of a killed run (their chunk IDs are the same). In that order: a run killed
+        in between leaves the index missing (found again by the next run) or the records gone (their
+        files are new to the next run), never an empty index behind records that list chunks."""
+        layout = self._layout.read()
+        if layout is None or not layout.documents:
+            return []
+        existing = self._layout.existing(layout.live)
+        missing = {label: index for label, index in layout.chunks.items() if index not in existing}
+        if not missing:
+            return []
+        dropped: dict[str, int] = dict.fromkeys(missing, 0)
+        if layout.documents in existing:
+            query = {"terms": {"access": sorted(missing)}}
+            order = [{"doc_id": "asc"}, {"version": "asc"}]
+            hits = list(self._t.scan(layout.documents, query, order, source=["access"], page=RECORDS_PAGE))
+            for hit in hits:
+                dropped[hit["_source"]["access"]] += 1
+            actions = [{"_op_type": "delete", "_index": layout.documents, "_id": hit["_id"]} for hit in hits]
+            self._bulk_or_raise(actions, "dropping record {id} (its label index is missing) failed: {reason}")
+        live = self._layout.ensure()
+        self._label_index, self._documents_index = live.chunks, live.documents
+        return [
+            f"recreated {index} (the index of access label {label!r}, deleted outside ingest) and its aliases; "
+            f"the {dropped[label]} document version(s) stored under {label!r} are written again from their files"
+            for label, index in sorted(missing.items())
+        ]
 
     @contextmanager
     def full_rebuild(self) -> Iterator[ElasticsearchStore]:

@@ -23,6 +23,8 @@ from elasticsearch import (
 )
 
 from ingest.store.base import ItemError, QueryTooLarge, StoreError, StoreUnavailable
+from ingest.store.elasticsearch.layout_rules import closed_message
+from ingest.store.elasticsearch.names import IndexNames
 
 BULK_MAX_BYTES = 5 * 1024 * 1024
 BULK_MAX_ACTIONS = 500
@@ -277,6 +279,9 @@ class Transport:
                 return StoreUnavailable(
                     f"{where}: overloaded or unavailable ({exc.status_code}: {reason(exc)}); retry later"
                 )
+            closed = _closed_index(exc)
+            if closed:
+                return StoreError(closed_message(self.name, IndexNames(self.prefix), closed))
             return StoreError(f"{where}: {exc.status_code} {error_type(exc) or ''}: {reason(exc)}")
         if isinstance(exc, ConnectionTimeout):
             return StoreUnavailable(
@@ -320,6 +325,17 @@ def without_credentials(url: str) -> str:
 def _error_body(exc: ApiError) -> Any:
     body = exc.body if isinstance(exc.body, dict) else {}
     return body.get("error")
+
+
+def _closed_index(exc: ApiError) -> str | None:
+    """The index an ``index_closed_exception`` names (an index closed outside ingest), else None."""
+    error = _error_body(exc)
+    if not isinstance(error, dict):
+        return None
+    for cause in [*(error.get("root_cause") or []), error]:
+        if isinstance(cause, dict) and cause.get("type") == "index_closed_exception" and cause.get("index"):
+            return str(cause["index"])
+    return None
 
 
 def error_type(exc: ApiError) -> str | None:

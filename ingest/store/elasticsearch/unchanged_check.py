@@ -58,11 +58,13 @@ from ingest.store.elasticsearch.layout_rules import (
     alias_names,
     alias_plan,
     analyzer_for,
+    closed_indices,
     foreign_names,
     found_or_absent,
     layout_of,
     mapping_problems,
     meta_mapping_complete,
+    missing_label_indices,
     survey_targets,
 )
 from ingest.store.elasticsearch.names import IndexNames, check_names
@@ -231,15 +233,17 @@ def _meta_documents(http: _Http, names: IndexNames) -> dict[str, Any]:
 def _access_unchanged(http: _Http, names: IndexNames, layout: Layout, settings: Settings, analyzer: str) -> bool:
     """The access reconcile of a run (ElasticsearchStore.reconcile_access), deciding "nothing to change"
     from the same survey: no foreign index under our names, the meta index's mapping complete, no
-    mapping drift, no alias action, and no index of the prefix outside the live build (the lock would
-    drop an abandoned one)."""
+    mapping drift, no live index missing or closed, no alias action, and no index of the prefix outside
+    the live build (the lock would drop an abandoned one)."""
     roles = settings.roles
     if not layout.documents:
         return False
     targets = ",".join(survey_targets(names, layout, roles))
-    _, found = http.call("GET", f"/{targets}?features=aliases,mappings&ignore_unavailable=true")
+    _, found = http.call("GET", f"/{targets}?features=aliases,mappings,settings&ignore_unavailable=true")
     if not isinstance(found, dict) or foreign_names(alias_names(names, roles), found):
         return False
+    if missing_label_indices(layout, found) or closed_indices(layout, found):
+        return False  # deleted or closed outside ingest: the full path recreates it, or says what to do
     meta_index = found.get(names.meta_index)
     if meta_index is None or not meta_mapping_complete(meta_index, analyzer):
         return False
