@@ -456,7 +456,7 @@ def _carry_over(
     carried = []
     rejected_sources = frozenset(p.source for p in scan.rejected)
     for old in candidates:
-        why = keep_reason(old, scan, plan.held, rejected_sources, plan.replaced)
+        why = keep_reason(old, scan, plan.held, rejected_sources, plan.replaced, plan.claims)
         if why is None:
             continue
         chunks = old_store.document_chunks(old.doc_id, old.version)
