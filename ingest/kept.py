@@ -112,26 +112,27 @@ def _other_version_reason(old: DocumentRecord, claim: Claim) -> str | None:
     return f"{what} declares {declares}; the stored version {old.version} has {stored}"
 
 
-def _claimed(old: DocumentRecord, claims: Iterable[Claim], replaced: Callable[[str], bool]) -> Verdict | None:
-    """The verdict of the rejected files (other than at its own path) that claim ``old``."""
-    mine = [c for c in claims if c.doc_id == old.doc_id and c.source != old.source and c.owner in (None, old.key)]
-    moved = [c for c in mine if c.key == old.key]
+def claimed(old: DocumentRecord, claims: Iterable[Claim], replaced: Callable[[str], bool]) -> Verdict | None:
+    """The verdict of the rejected files that claim ``old``: its own file (wherever it now lives)
+    by the same-file rule, and versions of its doc_id that no stored version owns."""
+    mine = [c for c in claims if c.doc_id == old.doc_id]
+    own = [c for c in mine if c.owner == old.key]
     # another version keeps the stored one only while no valid version of the doc_id replaces it
-    others = [] if replaced(old.doc_id) else [c for c in mine if c.key != old.key]
-    for claim in moved:
+    others = [] if replaced(old.doc_id) else [c for c in mine if c.owner is None]
+    for claim in own:
         why = same_file_reason(old, claim.sha256, claim.visibility)
         if why:
-            return Verdict(False, f"{claim.source} (its file, moved from {old.source}): {why}", claim.source)
+            return Verdict(False, f"{_own_file(claim, old)}: {why}", claim.source)
     for claim in others:
         why = _other_version_reason(old, claim)
         if why:
             return Verdict(False, why, claim.source)
-    if moved:
+    if own:
         return Verdict(
             True,
-            f"{moved[0].source} (its file, moved from {old.source}) was rejected this time and declares the "
-            f"stored access, dates and status; the stored version {old.version} is kept",
-            moved[0].source,
+            f"{_own_file(own[0], old)} was rejected this time and declares the stored access, dates and status; "
+            f"the stored version {old.version} is kept",
+            own[0].source,
         )
     if others:
         return Verdict(
@@ -141,6 +142,10 @@ def _claimed(old: DocumentRecord, claims: Iterable[Claim], replaced: Callable[[s
             others[0].source,
         )
     return None
+
+
+def _own_file(claim: Claim, old: DocumentRecord) -> str:
+    return claim.source if claim.source == old.source else f"{claim.source} (its file, moved from {old.source})"
 
 
 def verdict(
@@ -158,16 +163,16 @@ def verdict(
         why = withdraw_reason(old, scan)
         if why:
             return Verdict(False, why, old.source)
-    claimed = _claimed(old, claims, replaced)
-    if claimed is not None and not claimed.keep:
-        return claimed
+    by_claims = claimed(old, claims, replaced)
+    if by_claims is not None and not by_claims.keep:
+        return by_claims
     if same_path:
         return Verdict(True, f"{old.source} was rejected this time; the stored version is kept", old.source)
     for folder in scan.unreadable_folders:
         if old.source.startswith(folder.rstrip("/") + "/"):
             return Verdict(True, f"{folder} could not be read; the stored version is kept", old.source)
-    if claimed is not None:
-        return claimed
+    if by_claims is not None:
+        return by_claims
     if old.doc_id in held and not replaced(old.doc_id):
         # A replacement refused by the store: kept only while no valid version of the document
         # replaces it (otherwise an older version would outlive a re-release that narrowed it).

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ingest.chunk import ChunkLimitExceeded, chunk_document
 from ingest.corpus import CorpusScan, read_document
-from ingest.kept import Claim, refused_claim, scan_claims, verdict
+from ingest.kept import Claim, claimed, refused_claim, scan_claims, verdict
 from ingest.kept import keep_reason as keep_reason
 from ingest.kept import withdraw_reason as withdraw_reason
 from ingest.model import (
@@ -120,6 +120,33 @@ class Plan:
         stored version, is what readers get (a version rejected beside it changes nothing)."""
         live: tuple[Action, ...] = ("new", "changed", "moved", "unchanged")
         return any(item.action in live and item.key.split("@", 1)[0] == doc_id for item in self.items)
+
+    def hold(self, doc: ScannedDocument, old: DocumentRecord | None) -> None:
+        """``doc``, a valid version, was refused (by the chunker or the store): the stored versions
+        of its doc_id stay only as visible as it declares (see ingest.kept)."""
+        self.held.add(doc.meta.doc_id)
+        self.claims.append(refused_claim(doc, old))
+
+    def keeps_after_refusal(self, old: DocumentRecord) -> bool:
+        """A planned removal whose replacement the store then refused: True when ``old`` stays
+        (re-marked kept); withdrawn instead when the refused version declares other access,
+        dates or status (never kept wider than the folder now says)."""
+        if old.doc_id not in self.held or self.replaced(old.doc_id) or old.key in self.withdrawn:
+            return False
+        found = claimed(old, self.claims, self.replaced)
+        if found is None:  # no refused file claims it (e.g. it is another stored version's own)
+            return False
+        if found.keep:
+            self.set_action(old.key, "kept", f"its replacement was refused; version {old.version} stays")
+            return True
+        message = f"{found.reason}: the stored version {old.key} is withdrawn (never kept readable under access, "
+        message += "dates or status the folder may no longer give)"
+        for index, record in enumerate(self.problems):
+            if record.source == found.source:
+                self.problems[index] = replace(record, problems=(*record.problems, message))
+        self.set_action(old.key, "removed", f"withdrawn: {found.reason}")
+        self.withdrawn.add(old.key)
+        return False
 
     def set_action(self, key: str, action: Action, reason: str) -> None:
         """Re-mark a planned document once the run knows better (refused, or kept)."""
@@ -416,8 +443,7 @@ def _refuse(plan: Plan, doc: ScannedDocument, old: DocumentRecord | None, proble
     """A valid document refused while planned: its stored versions stay only as visible as it says."""
     plan.problems.append(DocumentProblems(doc.source, doc.meta.doc_id, (problem,)))
     plan.items.append(PlannedDocument("rejected", doc.meta.key, doc.source, reason))
-    plan.held.add(doc.meta.doc_id)
-    plan.claims.append(refused_claim(doc, old))
+    plan.hold(doc, old)
 
 
 def _withdraw_rejected(plan: Plan, old: DocumentRecord, why: str, source: str = "") -> None:

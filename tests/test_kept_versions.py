@@ -133,3 +133,62 @@ def test_the_same_path_rule_still_holds(tmp_path, store_args, front, kept):
     assert code == 1
     assert planned(data, "memo@1")["action"] == ("kept" if kept else "removed")
     assert hits(store_args, "pangolin") == ({"memo@1"} if kept else set())
+
+
+@pytest.mark.parametrize(("access", "kept"), [("public", True), ("staff", False)])
+def test_a_new_version_refused_by_the_chunker_keeps_the_old_one_only_as_visible_as_it_declares(
+    tmp_path, store_args, access, kept
+):
+    corpus = indexed_memo(tmp_path, store_args)
+    (corpus / "documents" / "memo.md").unlink()
+    too_long = "\n\n" + "x" * 40_000 + "\n"  # one token over the store's term limit: the chunker refuses it
+    memo(corpus, "memo-v2.md", version="2", front=f"access: {access}\n").write_text(
+        (corpus / "documents" / "memo-v2.md").read_text(encoding="utf-8") + too_long, encoding="utf-8"
+    )
+
+    code, data = run(corpus, store_args)
+
+    assert code == 1
+    assert [p["source"] for p in data["problems"]] == ["documents/memo-v2.md"]
+    item = planned(data, "memo@1")
+    assert item["action"] == ("kept" if kept else "removed")
+    if not kept:
+        assert item["reason"].startswith("withdrawn: ") and "declares access 'staff'" in item["reason"]
+    assert hits(store_args, "pangolin") == ({"memo@1"} if kept else set())
+
+
+@pytest.mark.elasticsearch
+@pytest.mark.parametrize(("access", "kept"), [("public", True), ("staff", False)])
+def test_a_new_version_refused_by_elasticsearch_keeps_the_old_one_only_as_visible_as_it_declares(
+    tmp_path, es_url, es_prefix, access, kept
+):
+    from ingest import pipeline
+    from ingest.settings import load_settings
+    from ingest.store.elasticsearch import ElasticsearchStore
+
+    class RefusesVersion2(ElasticsearchStore):
+        def chunk_source(self, chunk):
+            source = super().chunk_source(chunk)
+            if chunk.doc_id == "memo" and chunk.version == "2" and chunk.position == 1:
+                source["injected"] = "not in the mapping"  # the strict mapping refuses this chunk
+            return source
+
+    corpus = tmp_path / "corpus"
+    memo(corpus, "memo.md")
+    settings = load_settings(corpus)
+    store = RefusesVersion2(es_url, prefix=es_prefix, settings=settings)
+    try:
+        assert pipeline.run(corpus, store, settings, settings.chunking).ok
+        memo(corpus, "memo.md", version="2", front=f"access: {access}\n")
+        result = pipeline.run(corpus, store, settings, settings.chunking)
+        actions = {item.key: (item.action, item.reason) for item in result.plan.items}
+        assert actions["memo@2"][0] == "rejected"
+        assert actions["memo@1"][0] == ("kept" if kept else "removed")
+        assert {r.key for r in store.documents()} == ({"memo@1"} if kept else set())
+        if not kept:
+            assert actions["memo@1"][1].startswith("withdrawn: ") and "declares access 'staff'" in actions["memo@1"][1]
+            [problem] = result.to_json()["problems"]
+            assert "refused by the store" in problem["problems"][0] and "withdrawn" in problem["problems"][-1]
+    finally:
+        store.close()
+    assert hits(["--store", es_url, "--index-prefix", es_prefix], "pangolin") == ({"memo@1"} if kept else set())
