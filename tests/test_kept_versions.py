@@ -192,3 +192,16 @@ def test_a_new_version_refused_by_elasticsearch_keeps_the_old_one_only_as_visibl
     finally:
         store.close()
     assert hits(["--store", es_url, "--index-prefix", es_prefix], "pangolin") == ({"memo@1"} if kept else set())
+
+
+def test_a_new_version_with_an_unknown_label_withdraws_the_old_one(tmp_path, store_args):
+    """A label the folder does not know may be a typo of a narrower one ("staf"): fail closed."""
+    corpus = indexed_memo(tmp_path, store_args)
+    (corpus / "documents" / "memo.md").unlink()
+    memo(corpus, "v2/memo.md", version="2", front="access: staf\n")
+
+    code, data = run(corpus, store_args)
+
+    assert code == 1
+    assert planned(data, "memo@1")["reason"].startswith("withdrawn: documents/v2/memo.md (memo@2, rejected) declares access 'staf'")
+    assert hits(store_args, "pangolin") == set()
