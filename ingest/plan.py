@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ingest.chunk import ChunkLimitExceeded, chunk_document
 from ingest.corpus import CorpusScan, read_document
+from ingest.kept import Claim, claimed, refused_claim, scan_claims, verdict
+from ingest.kept import keep_reason as keep_reason
+from ingest.kept import withdraw_reason as withdraw_reason
 from ingest.model import (
     Chunk,
     DocumentProblems,
@@ -97,9 +100,11 @@ class Plan:
     overrides: list[str] = field(default_factory=list)
     # sources of problems that are folders, not documents (not counted as rejected documents)
     folders: frozenset[str] = frozenset()
-    # doc_ids whose new version was rejected (by validation, the chunker or the store):
-    # none of their stored versions is removed by this run
+    # doc_ids whose valid new version was refused (by the chunker or the store): their stored
+    # versions are kept while no valid version replaces them (see ingest.kept)
     held: set[str] = field(default_factory=set)
+    # rejected files naming a doc_id: they keep or withdraw its stored versions (see ingest.kept)
+    claims: list[Claim] = field(default_factory=list)
     present: set[str] = field(default_factory=set)  # doc_id@version of every valid document in the folder
     # versions withdrawn because the folder now limits who may read them or when (see _withdraw)
     withdrawn: set[str] = field(default_factory=set)
@@ -115,6 +120,33 @@ class Plan:
         stored version, is what readers get (a version rejected beside it changes nothing)."""
         live: tuple[Action, ...] = ("new", "changed", "moved", "unchanged")
         return any(item.action in live and item.key.split("@", 1)[0] == doc_id for item in self.items)
+
+    def hold(self, doc: ScannedDocument, old: DocumentRecord | None) -> None:
+        """``doc``, a valid version, was refused (by the chunker or the store): the stored versions
+        of its doc_id stay only as visible as it declares (see ingest.kept)."""
+        self.held.add(doc.meta.doc_id)
+        self.claims.append(refused_claim(doc, old))
+
+    def keeps_after_refusal(self, old: DocumentRecord) -> bool:
+        """A planned removal whose replacement the store then refused: True when ``old`` stays
+        (re-marked kept); withdrawn instead when the refused version declares other access,
+        dates or status (never kept wider than the folder now says)."""
+        if old.doc_id not in self.held or self.replaced(old.doc_id) or old.key in self.withdrawn:
+            return False
+        found = claimed(old, self.claims, self.replaced)
+        if found is None:  # no refused file claims it (e.g. it is another stored version's own)
+            return False
+        if found.keep:
+            self.set_action(old.key, "kept", f"its replacement was refused; version {old.version} stays")
+            return True
+        message = f"{found.reason}: the stored version {old.key} is withdrawn (never kept readable under access, "
+        message += "dates or status the folder may no longer give)"
+        for index, record in enumerate(self.problems):
+            if record.source == found.source:
+                self.problems[index] = replace(record, problems=(*record.problems, message))
+        self.set_action(old.key, "removed", f"withdrawn: {found.reason}")
+        self.withdrawn.add(old.key)
+        return False
 
     def set_action(self, key: str, action: Action, reason: str) -> None:
         """Re-mark a planned document once the run knows better (refused, or kept)."""
@@ -203,8 +235,8 @@ def plan_sync(
     """
     stored_by_key = {} if full else {r.key: r for r in stored}
     plan = Plan(problems=list(scan.problems), folders=frozenset(scan.unreadable_folders))
-    # doc_ids with a version in the folder that could not be taken: their stored versions stay
-    plan.held = {p.doc_id for p in scan.rejected if p.doc_id}
+    # files rejected by the scan: their stored versions stay only as visible as the folder now says
+    plan.claims = scan_claims(scan, previous.values() if full and previous else stored_by_key.values())
     # A version withdrawn by an earlier run stays withdrawn while its file is in the folder: not taken
     # as "new" with other bytes (that would let an edit without a version bump in through the back door).
     in_folder = {doc.meta.key for doc in scan.documents} | {r.key for r in scan.rejected_files if r.key}
@@ -396,38 +428,45 @@ def _plan_document(
             if early is not None:
                 chunks = early.hold(chunks)  # kept on disk until its write batch: memory stays flat
     except (OSError, UnreadableFile) as exc:
-        plan.problems.append(DocumentProblems(doc.source, doc.meta.doc_id, (f"{doc.source}: unreadable file: {exc}",)))
-        plan.items.append(PlannedDocument("rejected", key, doc.source, str(exc)))
-        plan.held.add(doc.meta.doc_id)
+        _refuse(plan, doc, old, f"{doc.source}: unreadable file: {exc}", str(exc))
         return
     except ChunkLimitExceeded as exc:
-        # Refused before any write, the same way for every store; the stored version stays.
-        plan.problems.append(DocumentProblems(doc.source, doc.meta.doc_id, (f"{doc.source}: {exc}",)))
-        plan.items.append(PlannedDocument("rejected", key, doc.source, str(exc)))
-        plan.held.add(doc.meta.doc_id)
+        # Refused before any write, the same way for every store
+        _refuse(plan, doc, old, f"{doc.source}: {exc}", str(exc))
         return
     stale = len(set(old.chunk_ids) - {c.chunk_id for c in chunks}) if old else 0
     plan.items.append(PlannedDocument(action, key, doc.source, "; ".join(reasons), len(chunks), stale))
     plan.to_write.append((doc, chunks, old))
 
 
-def _withdraw_rejected(plan: Plan, old: DocumentRecord, why: str) -> None:
+def _refuse(plan: Plan, doc: ScannedDocument, old: DocumentRecord | None, problem: str, reason: str) -> None:
+    """A valid document refused while planned: its stored versions stay only as visible as it says."""
+    plan.problems.append(DocumentProblems(doc.source, doc.meta.doc_id, (problem,)))
+    plan.items.append(PlannedDocument("rejected", doc.meta.key, doc.source, reason))
+    plan.hold(doc, old)
+
+
+def _withdraw_rejected(plan: Plan, old: DocumentRecord, why: str, source: str = "") -> None:
+    source = source or old.source
+    named = why if source != old.source else f"{source}: {why}"  # another file's reason names it already
     message = (
-        f"{old.source}: {why}: the stored version {old.version} is withdrawn (never kept readable under "
+        f"{named}: the stored version {old.key} is withdrawn (never kept readable under "
         "access, dates or status the folder may no longer give); fix the file and the next run indexes it"
     )
-    _withdraw(plan, old, why, message)
+    _withdraw(plan, old, why, message, source)
 
 
-def _withdraw(plan: Plan, old: DocumentRecord, why: str, message: str) -> None:
-    """Take a stored version out, with the reason added to its file's problem record, and remember
-    it (a tombstone) so that its edited text does not come back as a new document."""
+def _withdraw(plan: Plan, old: DocumentRecord, why: str, message: str, source: str = "") -> None:
+    """Take a stored version out, with the reason added to the problem record of the file that
+    withdraws it (its own by default), and remember it (a tombstone) so that its edited text does
+    not come back as a new document."""
+    source = source or old.source
     for index, record in enumerate(plan.problems):
-        if record.source == old.source:
+        if record.source == source:
             plan.problems[index] = replace(record, problems=(*record.problems, message))
             break
     else:
-        plan.problems.append(DocumentProblems(old.source, old.doc_id, (message,)))
+        plan.problems.append(DocumentProblems(source, old.doc_id, (message,)))
     plan.items.append(PlannedDocument("removed", old.key, old.source, f"withdrawn: {why}", delete=old.chunk_count))
     plan.to_remove.append(old)
     plan.withdrawn.add(old.key)
@@ -435,7 +474,7 @@ def _withdraw(plan: Plan, old: DocumentRecord, why: str, message: str) -> None:
 
 
 def _plan_removals(plan: Plan, scan: CorpusScan, stored_by_key: Mapping[str, DocumentRecord]) -> None:
-    """Stored versions the folder no longer has: removed, unless they must be kept."""
+    """Stored versions the folder no longer has: removed, unless they must be kept (or withdrawn)."""
     rejected_sources = frozenset(p.source for p in scan.rejected)
     versions_present: dict[str, list[str]] = {}
     for doc in scan.documents:
@@ -443,14 +482,13 @@ def _plan_removals(plan: Plan, scan: CorpusScan, stored_by_key: Mapping[str, Doc
     for key, old in sorted(stored_by_key.items()):
         if key in plan.present:
             continue
-        withdrawn = withdraw_reason(old, scan) if old.source in rejected_sources else None
-        if withdrawn:
-            _withdraw_rejected(plan, old, withdrawn)
+        found = verdict(old, scan, plan.held, plan.claims, plan.replaced, rejected_sources)
+        if found is not None and not found.keep:
+            _withdraw_rejected(plan, old, found.reason, found.source)
             continue
-        why = keep_reason(old, scan, plan.held, rejected_sources, plan.replaced)
-        if why:
+        if found is not None:
             # What cannot be read or was rejected is a problem (exit 1), never a deletion.
-            plan.items.append(PlannedDocument("kept", key, old.source, why))
+            plan.items.append(PlannedDocument("kept", key, old.source, found.reason))
             continue
         others = versions_present.get(old.doc_id)
         reason = f"version {old.version} no longer in the folder" + (
@@ -458,62 +496,6 @@ def _plan_removals(plan: Plan, scan: CorpusScan, stored_by_key: Mapping[str, Doc
         )
         plan.items.append(PlannedDocument("removed", key, old.source, reason, delete=old.chunk_count))
         plan.to_remove.append(old)
-
-
-def withdraw_reason(old: DocumentRecord, scan: CorpusScan) -> str | None:
-    """Why the stored version of a file rejected this time must not stay readable, or None.
-
-    A rejected file keeps its stored version (nothing is lost to a typo) only while the file still
-    declares exactly the stored access, dates and status, or its bytes are the stored ones and
-    nothing says otherwise: a file that now names another label, a bad label, no label, or cannot
-    be read at all after an edit may be narrowing who may read it — fail closed.
-    """
-    sha256, declared = scan.rejected_visibility.get(old.source, ("", None))
-    if declared is None:
-        if sha256 in ("", old.source_sha256):
-            return None
-        return "its file changed and no longer declares readable access, dates and status"
-    stored = dict(
-        access=old.access,
-        effective_from=old.effective_from or "",
-        effective_to=old.effective_to or "",
-        status=old.status,
-    )
-    differs = [
-        f"{name} {stored[name]!r} → {' / '.join(repr(v) for v in values) or 'none'}"
-        for name, values in declared
-        if values != (stored[name],)
-    ]
-    return ", ".join(differs) + " in the folder" if differs else None
-
-
-def keep_reason(
-    old: DocumentRecord,
-    scan: CorpusScan,
-    held: set[str],
-    rejected_sources: frozenset[str] | None = None,
-    replaced: Callable[[str], bool] | None = None,
-) -> str | None:
-    """Why a stored version that is not in the folder's valid documents must stay, or None.
-
-    Its file is still there but rejected or unreadable; it lies under a folder that could
-    not be read; or a new version of its doc_id was rejected: the last good version of a
-    document is never deleted before a replacement is in.
-    """
-    if rejected_sources is None:
-        rejected_sources = frozenset(p.source for p in scan.rejected)
-    if old.source in rejected_sources:
-        if withdraw_reason(old, scan):
-            return None
-        return f"{old.source} was rejected this time; the stored version is kept"
-    for folder in scan.unreadable_folders:
-        if old.source.startswith(folder.rstrip("/") + "/"):
-            return f"{folder} could not be read; the stored version is kept"
-    if old.doc_id in held and not (replaced is not None and replaced(old.doc_id)):
-        # Kept only while no valid version of the document replaces it: otherwise an older
-        # version (public, say) would outlive a re-release that narrowed who may read it.
-        return f"another version of {old.doc_id} was rejected; the stored version {old.version} is kept"
-    return None
 
 
 @dataclass

@@ -377,9 +377,7 @@ def _write_plan(
         tick(len(batch))
     removals = []
     for old in plan.to_remove:
-        if old.doc_id in plan.held and not plan.replaced(old.doc_id) and old.key not in plan.withdrawn:
-            plan.set_action(old.key, "kept", f"its replacement was refused; version {old.version} stays")
-        else:
+        if not plan.keeps_after_refusal(old):
             removals.append(old)
     for group in batched(removals, batch_chunks, lambda record: record.chunk_count):
         if journal is not None:
@@ -417,7 +415,7 @@ def _write_batch(
             keep = set(old.chunk_ids if old else ())
             keep.update(cid for other in plan.to_remove if other.doc_id == doc.meta.doc_id for cid in other.chunk_ids)
             undo += [cid for cid in ids if cid not in keep]
-            plan.held.add(doc.meta.doc_id)
+            plan.hold(doc, old)
             plan.problems.append(_refusal(doc, errors, old))
             plan.set_action(doc.meta.key, "rejected", f"refused by the store: {errors[0].reason}")
             continue
@@ -456,7 +454,7 @@ def _carry_over(
     carried = []
     rejected_sources = frozenset(p.source for p in scan.rejected)
     for old in candidates:
-        why = keep_reason(old, scan, plan.held, rejected_sources, plan.replaced)
+        why = keep_reason(old, scan, plan.held, rejected_sources, plan.replaced, plan.claims)
         if why is None:
             continue
         chunks = old_store.document_chunks(old.doc_id, old.version)

@@ -318,7 +318,9 @@ def test_a_full_rebuild_keeps_the_last_good_version_of_a_refused_document(corpus
 def test_a_document_whose_new_version_fails_validation_elsewhere_keeps_its_stored_version(corpus, store):
     run(corpus, store)
     (corpus / "documents/folder0/doc0.md").unlink()
-    write_doc(corpus, "v2/doc0.md", "doc-0", version="2", access="no-such-label")
+    # invalid for a reason that does not touch who may read it or when (a label it does not know
+    # would withdraw doc-0@1: tests/test_kept_versions.py)
+    write_doc(corpus, "v2/doc0.md", "doc-0", version="2", superseded_by="nowhere@1")
     result = run(corpus, store)
     assert [i.action for i in result.plan.items if i.key == "doc-0@1"] == ["kept"]
     assert "doc-0@1" in {r.key for r in store.documents()}
