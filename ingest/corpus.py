@@ -272,13 +272,7 @@ def _died_on(root: Path, inventory: Mapping[str, Mapping[str, Any]], path: Path,
 def _check_group(paths: list[Path]) -> list[Scanned]:
     assert _worker_args is not None, "worker not initialised"
     root, inventory, settings, skip_body, chunking = _worker_args
-    results: list[Scanned] = []
-    for path in paths:
-        try:
-            results.append(_check_file(path, root, inventory, settings, skip_body, chunking))
-        except MemoryError:  # under the cap (INGEST_PARSER_MEMORY_MB): this file's problem, not the run's
-            results.append(_died_on(root, inventory, path, WORKER_OUT_OF_MEMORY))
-    return results
+    return [_check_file(path, root, inventory, settings, skip_body, chunking) for path in paths]
 
 
 def _check_file(
@@ -288,6 +282,20 @@ def _check_file(
     settings: Settings,
     skip_body: Collection[str] = (),
     chunking: ChunkSettings | None = None,
+) -> Scanned:
+    try:
+        return _checked(path, root, inventory, settings, skip_body, chunking)
+    except MemoryError:  # the parser's memory cap (INGEST_PARSER_MEMORY_MB): this file's problem, not the run's
+        return _died_on(root, inventory, path, WORKER_OUT_OF_MEMORY)
+
+
+def _checked(
+    path: Path,
+    root: Path,
+    inventory: Mapping[str, Mapping[str, Any]],
+    settings: Settings,
+    skip_body: Collection[str],
+    chunking: ChunkSettings | None,
 ) -> Scanned:
     source = path.relative_to(root).as_posix()
     entry = inventory.get(path.relative_to(root / DOCUMENTS).as_posix())
@@ -310,7 +318,7 @@ def _check_file(
     except UnreadableFile as exc:
         return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc}"], sha256)
     except MemoryError:
-        raise  # the parser's memory cap, not the file: rejected as such by the worker (_check_group)
+        raise  # the parser's memory cap, not the file: rejected as such by _check_file
     except Exception as exc:  # noqa: BLE001 - a parser bug must not stop the other files; reported as such
         problem = f"{source}: unreadable file: parser error: {type(exc).__name__}: {exc}"
         # not remembered: a library failing under the memory cap (a shared object that cannot be mapped)
