@@ -52,7 +52,14 @@ from ingest.model import (
 )
 from ingest.parse import PARSER_VERSION, SUFFIXES, format_of, parse_bytes, read_metadata
 from ingest.settings import ChunkSettings, Settings
-from ingest.workers import WorkerPool, default_memory_limit, die_with, limit_memory, results_in_order
+from ingest.workers import (
+    WORKER_OUT_OF_MEMORY,
+    WorkerPool,
+    default_memory_limit,
+    die_with,
+    limit_memory,
+    results_in_order,
+)
 
 if TYPE_CHECKING:  # only annotations: chunking is imported where a file is checked
     from ingest.chunk import ChunkLimitExceeded
@@ -74,6 +81,12 @@ class CorpusScan:
     rejected_files: tuple[Rejected, ...] = ()  # files rejected on their own, with the bytes' sha256
     # every rejected file read to the end: source -> (sha256, the access, dates and status it declares)
     rejected_visibility: Mapping[str, tuple[str, Visibility | None]] = field(default_factory=dict)
+
+    @property
+    def remembered_rejections(self) -> tuple[Rejected, ...]:
+        """The rejected files the scan memo may vouch for: the same bytes get the same problems next
+        time. A time limit or memory cap that stopped the parser says nothing about the file."""
+        return tuple(r for r in self.rejected_files if not r.transient)
 
     @property
     def unreadable_folders(self) -> tuple[str, ...]:
@@ -156,6 +169,9 @@ class Rejected:
     key: str | None = None  # doc_id@version a rejected file declares
     sha256: str = ""  # of the bytes that were rejected ("" when they could not be read)
     visibility: Visibility | None = None  # access, dates and status it declares; None: unreadable
+    # refused by the parser's environment (its time limit, its memory cap, its process dying, an
+    # unexpected parser error), not by the file: never remembered in the scan memo, so the next run reads the file again
+    transient: bool = False
 
 
 Scanned: TypeAlias = Accepted | Rejected
@@ -236,16 +252,21 @@ def _init_worker(
     global _worker_args
     _worker_args = (root, inventory, settings, skip_body, chunking)
     die_with(parent)
+    # What every file needs is loaded before the cap: the cap is for the file, and a module left half
+    # imported by a MemoryError would fail every later file of this worker.
+    import ingest.chunk  # noqa: F401
+
     limit_memory(memory_limit)
 
 
 def _died_on(root: Path, inventory: Mapping[str, Mapping[str, Any]], path: Path, reason: str) -> Scanned:
+    """The rejection of a file whose parser died, ran out of memory or ran past its time limit."""
     source = path.relative_to(root).as_posix()
     entry = inventory.get(path.relative_to(root / DOCUMENTS).as_posix())
     sha256 = ""
     with contextlib.suppress(OSError, UnreadableFile):
         sha256 = hashlib.sha256(read_document(path)).hexdigest()
-    return _rejected(source, {}, entry, [f"{source}: unreadable file: {reason}"], sha256)
+    return replace(_rejected(source, {}, entry, [f"{source}: unreadable file: {reason}"], sha256), transient=True)
 
 
 def _check_group(paths: list[Path]) -> list[Scanned]:
@@ -261,6 +282,20 @@ def _check_file(
     settings: Settings,
     skip_body: Collection[str] = (),
     chunking: ChunkSettings | None = None,
+) -> Scanned:
+    try:
+        return _checked(path, root, inventory, settings, skip_body, chunking)
+    except MemoryError:  # the parser's memory cap (INGEST_PARSER_MEMORY_MB): this file's problem, not the run's
+        return _died_on(root, inventory, path, WORKER_OUT_OF_MEMORY)
+
+
+def _checked(
+    path: Path,
+    root: Path,
+    inventory: Mapping[str, Mapping[str, Any]],
+    settings: Settings,
+    skip_body: Collection[str],
+    chunking: ChunkSettings | None,
 ) -> Scanned:
     source = path.relative_to(root).as_posix()
     entry = inventory.get(path.relative_to(root / DOCUMENTS).as_posix())
@@ -282,9 +317,13 @@ def _check_file(
             fields = parsed.metadata
     except UnreadableFile as exc:
         return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc}"], sha256)
+    except MemoryError:
+        raise  # the parser's memory cap, not the file: rejected as such by _check_file
     except Exception as exc:  # noqa: BLE001 - a parser bug must not stop the other files; reported as such
         problem = f"{source}: unreadable file: parser error: {type(exc).__name__}: {exc}"
-        return _rejected(source, {}, entry, [problem], sha256)
+        # not remembered: a library failing under the memory cap (a shared object that cannot be mapped)
+        # looks the same as a bug, and a bug is fixed by a release; the next run tries the file again
+        return replace(_rejected(source, {}, entry, [problem], sha256), transient=True)
     meta, problems, defaulted = resolve_metadata(source, fields, entry, settings)
     if meta is None:
         declared = declared_visibility(fields, entry, settings.access_default or "")

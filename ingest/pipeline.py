@@ -406,7 +406,8 @@ def _memo_json(scan: CorpusScan, result: RunResult) -> str:
             "defaulted": list(scan.defaulted_sources),
             "problems": problems,
             "rejected": [
-                [r.source, r.sha256, r.problems.doc_id, r.key, list(r.problems.problems)] for r in scan.rejected_files
+                [r.source, r.sha256, r.problems.doc_id, r.key, list(r.problems.problems)]
+                for r in scan.remembered_rejections
             ],
         },
         separators=(",", ":"),

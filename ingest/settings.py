@@ -52,6 +52,10 @@ class ChunkSettings:
         # default is left out so records built before the limit existed stay unchanged.
         if self.max_chunk_bytes != DEFAULT_MAX_CHUNK_BYTES:
             base += f":bytes{self.max_chunk_bytes}"
+        # The chunk-count limit decides whether a document is taken at all: a stored version built
+        # under another limit is checked again (a lower one refuses, as a fresh build would).
+        if self.max_chunks_per_document != DEFAULT_MAX_CHUNKS_PER_DOCUMENT:
+            base += f":chunks{self.max_chunks_per_document}"
         return base
 
 

@@ -26,6 +26,9 @@ WORKER_DIED = (
     "the parser process died while reading this file (out of memory under the parser's memory cap, "
     "or a crash in a native parsing library)"
 )
+WORKER_OUT_OF_MEMORY = (
+    "the parser ran out of memory while reading this file (over the parser's memory cap, INGEST_PARSER_MEMORY_MB)"
+)
 WORKER_TIMED_OUT = "parsing this file took longer than the parser's time limit ({seconds:g} s); it was stopped"
 
 
@@ -89,6 +92,11 @@ def _run_until_broken(
                 result: list[Result] | None = future.result(timeout=pool.timeout(len(group)))
             except BrokenProcessPool:
                 broken, result = True, None
+            except MemoryError:
+                # raised by the task under the memory cap, outside what it catches: that worker may be
+                # left half-initialised, so it goes like a dead one and its group is retried file by file
+                _kill_workers(executor)
+                broken, result = True, None
             except TimeoutError:
                 _kill_workers(executor)  # a stuck worker cannot be interrupted: the pool goes, the file is found
                 broken, result = True, None
@@ -121,6 +129,9 @@ def _alone(pool: WorkerPool[Item, Result], item: Item) -> Result:
             return executor.submit(pool.task, [item]).result(timeout=pool.timeout(1))[0]
         except BrokenProcessPool:
             return pool.on_death(item, WORKER_DIED)
+        except MemoryError:
+            _kill_workers(executor)
+            return pool.on_death(item, WORKER_OUT_OF_MEMORY)
         except TimeoutError:
             _kill_workers(executor)
             return pool.on_death(item, WORKER_TIMED_OUT.format(seconds=pool.item_timeout_s))

@@ -77,7 +77,8 @@ def test_markdown_with_a_flood_of_headings_is_refused_not_chunked():
 def test_limits_are_read_from_ingest_toml_and_checked():
     settings = settings_from_dict({"chunking": {"max_chunk_bytes": 40_000, "max_chunks_per_document": 500}})
     assert (settings.chunking.max_chunk_bytes, settings.chunking.max_chunks_per_document) == (40_000, 500)
-    assert settings.chunking.describe() == "structure:200:bytes40000"  # shapes chunks: part of the fingerprint
+    # both are part of the fingerprint: one shapes chunks, the other decides whether a document is taken
+    assert settings.chunking.describe() == "structure:200:bytes40000:chunks500"
     assert ChunkSettings().describe() == "structure:200"  # the default leaves stored records as they were
     with pytest.raises(SettingsError, match="above Lucene's term limit"):
         settings_from_dict({"chunking": {"max_chunk_bytes": 1000}})
