@@ -19,6 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ingest.folder_ahead import FolderAhead as FolderAhead
+from ingest.inventory_file import (
+    bad_inventory,
+    entries_naming_no_file,
+    inventory_bytes,
+    inventory_visibility,
+    parse_inventory,
+)
 from ingest.listing import DOCUMENTS as DOCUMENTS
 from ingest.listing import CorpusError as CorpusError
 from ingest.listing import Listing as Listing
@@ -36,7 +43,6 @@ from ingest.metadata import (
     entry_visibility,
     found_doc_id,
     found_key,
-    read_inventory,
     resolve_metadata,
     visibility_of,
 )
@@ -331,15 +337,27 @@ def _checked(
     if parsed is None:
         return Accepted(source, UnparsedDocument(source, sha256, meta, _format(path.name)), defaulted)
     document = SourceDocument(source=source, sha256=sha256, parsed=parsed, meta=meta, format=_format(path.name))
+    return _chunked(document, fields, entry, settings, defaulted, chunking)
+
+
+def _chunked(
+    document: SourceDocument,
+    fields: Mapping[str, Any],
+    entry: Mapping[str, Any] | None,
+    settings: Settings,
+    defaulted: bool,
+    chunking: ChunkSettings | None,
+) -> Scanned:
+    """A valid, parsed file past the term and heading limits; chunked here when ``chunking`` is given."""
     # The term limit does not depend on chunk settings: `validate` refuses what `run` would.
     from ingest.chunk import ChunkLimitExceeded, check_headings, check_terms, chunk_document
 
     try:
-        check_terms(parsed.text, document)
-        check_headings(parsed.blocks)
+        check_terms(document.parsed.text, document)
+        check_headings(document.parsed.blocks)
     except ChunkLimitExceeded as exc:
         declared = declared_visibility(fields, entry, settings.access_default or "")
-        return _rejected(source, fields, entry, [f"{source}: {exc}"], sha256, declared)
+        return _rejected(document.source, fields, entry, [f"{document.source}: {exc}"], document.sha256, declared)
     if chunking is not None:
         # Chunked here, in the worker that parsed it: the chunks, not the parse, go back to the
         # run, and chunking runs on every core while the run writes.
@@ -348,8 +366,8 @@ def _checked(
             chunks = chunk_document(document, chunking, checked=True)  # checked just above
         except ChunkLimitExceeded as exc:
             chunks = exc
-        return Accepted(source, document.without_body(), defaulted, chunks)
-    return Accepted(source, document, defaulted)
+        return Accepted(document.source, document.without_body(), defaulted, chunks)
+    return Accepted(document.source, document, defaulted)
 
 
 def _format(name: str) -> str:
@@ -367,31 +385,6 @@ def _rejected(
 ) -> Rejected:
     record = DocumentProblems(source, found_doc_id(fields, entry), tuple(problems))
     return Rejected(source, record, key=found_key(fields, entry), sha256=sha256, visibility=visibility)
-
-
-def _inventory_bytes(root: Path) -> tuple[bytes | None, list[str]]:
-    """inventory.yaml's bytes (None when there is none), or the problem reading it."""
-    path = root / INVENTORY
-    if not path.exists():
-        return None, []
-    if not path.is_file():
-        return None, [f"{INVENTORY}: not a file"]
-    try:
-        return read_document(path), []
-    except OSError as exc:
-        return None, [f"{INVENTORY}: unreadable file: {exc.strerror or exc}"]
-    except UnreadableFile as exc:
-        return None, [f"{INVENTORY}: unreadable file: {exc}"]
-
-
-def _parse_inventory(data: bytes | None) -> tuple[Mapping[str, Mapping[str, Any]], list[str]]:
-    if data is None:
-        return {}, []
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return {}, [f"{INVENTORY}: not UTF-8: {exc.reason} at byte {exc.start}"]
-    return read_inventory(text, INVENTORY)
 
 
 def scan_fingerprint(inventory: bytes | None, settings: Settings) -> str:
@@ -467,9 +460,9 @@ def scan_corpus(
     root = Path(root)
     if not (root / DOCUMENTS).is_dir():
         raise CorpusError(f"{root}: no {DOCUMENTS}/ folder; a corpus holds its files under {root / DOCUMENTS}")
-    inventory_data, inventory_problems = _inventory_bytes(root)
+    inventory_data, inventory_problems = inventory_bytes(root)
     if inventory_problems:
-        raise _bad_inventory(inventory_problems)
+        raise bad_inventory(inventory_problems)
     fingerprint = scan_fingerprint(inventory_data, settings)
     listing, reused, todo = _listed(root, ahead, memo, fingerprint)
     if memo_only and (todo or memo is None or memo.fingerprint != fingerprint):
@@ -479,9 +472,9 @@ def scan_corpus(
     inventory_skipped = _inventory_still_holds(memo, fingerprint, listed, todo)
     inventory: Mapping[str, Mapping[str, Any]] = {}
     if not inventory_skipped:
-        inventory, inventory_problems = _parse_inventory(inventory_data)
+        inventory, inventory_problems = parse_inventory(inventory_data)
         if inventory_problems:
-            raise _bad_inventory(inventory_problems)
+            raise bad_inventory(inventory_problems)
     count = default_workers() if workers is None else workers
     checked = _check_files(
         todo, root, inventory, settings, skip_body, count, chunking, parser_memory_limit, parser_timeout_s
@@ -493,9 +486,9 @@ def scan_corpus(
         # suspended: close it now, shutting its pool down, not at interpreter exit (which fails loudly).
         checked.close()
     if not inventory_skipped:
-        inventory_problems += _entries_naming_no_file(root, inventory, listing)
+        inventory_problems += entries_naming_no_file(root, inventory, listing)
     scan = _assemble(root, results, listing, inventory_problems, fingerprint, listed)
-    unread = _inventory_visibility(listing, inventory)
+    unread = inventory_visibility(listing, inventory)
     return replace(scan, rejected_visibility={**unread, **scan.rejected_visibility}) if unread else scan
 
 
@@ -512,25 +505,6 @@ def _listed(
     return listing, {}, listing.paths
 
 
-def _bad_inventory(problems: list[str]) -> CorpusError:
-    # Checking documents without the fields the inventory gives could index a guess (a defaulted
-    # access label for a confidential file): stop, as for a bad ingest.toml.
-    return CorpusError("; ".join(problems) + " (fix inventory.yaml: nothing was checked or written)")
-
-
-def _inventory_visibility(
-    listing: Listing, inventory: Mapping[str, Mapping[str, Any]]
-) -> dict[str, tuple[str, Visibility | None]]:
-    """Paths that could not be read, with the access, dates and status their inventory entry gives (its
-    own fields only): a stored version the inventory now narrows must not be kept as it was."""
-    found: dict[str, tuple[str, Visibility | None]] = {}
-    for problem in listing.file_problems:
-        declared = entry_visibility(inventory.get(problem.source.removeprefix(DOCUMENTS + "/")))
-        if declared:
-            found[problem.source] = ("", declared)
-    return found
-
-
 def _inventory_still_holds(memo: ScanMemo | None, fingerprint: str, listed: str, todo: list[Path]) -> bool:
     """Unchanged inventory, settings, listing and files: the last run's inventory checks still hold."""
     return not (
@@ -540,12 +514,6 @@ def _inventory_still_holds(memo: ScanMemo | None, fingerprint: str, listed: str,
         or memo.listing != listed
         or INVENTORY in memo.problem_sources
     )
-
-
-def _entries_naming_no_file(root: Path, inventory: Mapping[str, Mapping[str, Any]], listing: Listing) -> list[str]:
-    present = {path.relative_to(root / DOCUMENTS).as_posix() for path in listing.paths}
-    present |= {p.source.removeprefix(DOCUMENTS + "/") for p in listing.file_problems}
-    return [f"{INVENTORY}: {name}: names no file under {DOCUMENTS}/" for name in sorted(set(inventory) - present)]
 
 
 def _in_order(

@@ -1,0 +1,63 @@
+"""A corpus's ``inventory.yaml`` as the scan uses it: its bytes (which the scan memo's fingerprint covers),
+its entries, the problems of the file itself, entries that name no file, and what an entry declares for a
+path that cannot be read."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ingest.listing import DOCUMENTS, CorpusError, Listing, read_document
+from ingest.metadata import INVENTORY, Visibility, entry_visibility, read_inventory
+from ingest.model import UnreadableFile
+
+
+def inventory_bytes(root: Path) -> tuple[bytes | None, list[str]]:
+    """inventory.yaml's bytes (None when there is none), or the problem reading it."""
+    path = root / INVENTORY
+    if not path.exists():
+        return None, []
+    if not path.is_file():
+        return None, [f"{INVENTORY}: not a file"]
+    try:
+        return read_document(path), []
+    except OSError as exc:
+        return None, [f"{INVENTORY}: unreadable file: {exc.strerror or exc}"]
+    except UnreadableFile as exc:
+        return None, [f"{INVENTORY}: unreadable file: {exc}"]
+
+
+def parse_inventory(data: bytes | None) -> tuple[Mapping[str, Mapping[str, Any]], list[str]]:
+    if data is None:
+        return {}, []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return {}, [f"{INVENTORY}: not UTF-8: {exc.reason} at byte {exc.start}"]
+    return read_inventory(text, INVENTORY)
+
+
+def bad_inventory(problems: list[str]) -> CorpusError:
+    # Checking documents without the fields the inventory gives could index a guess (a defaulted
+    # access label for a confidential file): stop, as for a bad ingest.toml.
+    return CorpusError("; ".join(problems) + " (fix inventory.yaml: nothing was checked or written)")
+
+
+def inventory_visibility(
+    listing: Listing, inventory: Mapping[str, Mapping[str, Any]]
+) -> dict[str, tuple[str, Visibility | None]]:
+    """Paths that could not be read, with the access, dates and status their inventory entry gives (its
+    own fields only): a stored version the inventory now narrows must not be kept as it was."""
+    found: dict[str, tuple[str, Visibility | None]] = {}
+    for problem in listing.file_problems:
+        declared = entry_visibility(inventory.get(problem.source.removeprefix(DOCUMENTS + "/")))
+        if declared:
+            found[problem.source] = ("", declared)
+    return found
+
+
+def entries_naming_no_file(root: Path, inventory: Mapping[str, Mapping[str, Any]], listing: Listing) -> list[str]:
+    present = {path.relative_to(root / DOCUMENTS).as_posix() for path in listing.paths}
+    present |= {p.source.removeprefix(DOCUMENTS + "/") for p in listing.file_problems}
+    return [f"{INVENTORY}: {name}: names no file under {DOCUMENTS}/" for name in sorted(set(inventory) - present)]
