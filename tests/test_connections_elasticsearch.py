@@ -134,6 +134,12 @@ def test_a_ca_file_that_does_not_exist_is_named_over_http_too(es_url, es_prefix,
                   env={"ES_CA_CERTS": "/nonexistent/ca.pem"})
     assert done.returncode == 2
     assert "'/nonexistent/ca.pem': no such file" in one_error_line(done)
+    garbage = tmp_path / "ca.pem"
+    garbage.write_text("not a pem\n")
+    for ca, said in ((garbage, "not a CA certificate in PEM format"), (tmp_path, "a folder, not a file")):
+        done = ingest("run", corpus, "--store", es_url, "--index-prefix", es_prefix, env={"ES_CA_CERTS": str(ca)})
+        assert done.returncode == 2, done.stdout
+        assert said in one_error_line(done)
 
 
 def test_a_self_signed_certificate_without_its_ca_is_not_trusted(tls_node, indexed):

@@ -49,6 +49,8 @@ def connect(config: ConnectionConfig, request_timeout: float = 30.0) -> Elastics
 def _check_ca_file(path: str) -> None:
     """A CA file that does not exist or holds no PEM certificate: a ConfigError naming it (else the
     failure surfaces later as a bare "TLS handshake failed")."""
+    if os.path.isdir(path):
+        raise ConfigError(f"ES_CA_CERTS / --ca-certs {path!r}: a folder, not a file (the CA certificate in PEM format)")
     if not os.path.isfile(path):
         raise ConfigError(f"ES_CA_CERTS / --ca-certs {path!r}: no such file (the CA certificate in PEM format)")
     try:

@@ -122,7 +122,9 @@ def _replicable(connection: ConnectionConfig) -> bool:
         return False
     if parts.path not in ("", "/") or parts.hostname is None or parts.port is None:
         return False
-    return not (connection.ca_certs and not os.path.isfile(connection.ca_certs))  # the client names it (exit 2)
+    # A CA file is loaded only over https (a bad one fails there and falls back); over http the client
+    # checks it and names a missing or broken one (exit 2), so it decides.
+    return not (connection.ca_certs and (parts.scheme == "http" or not os.path.isfile(connection.ca_certs)))
 
 
 class _Http:
