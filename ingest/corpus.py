@@ -87,6 +87,8 @@ class CorpusScan:
     rejected_files: tuple[Rejected, ...] = ()  # files rejected on their own, with the bytes' sha256
     # every rejected file read to the end: source -> (sha256, the access, dates and status it declares)
     rejected_visibility: Mapping[str, tuple[str, Visibility | None]] = field(default_factory=dict)
+    # valid on their own, rejected between documents (e.g. two files declaring one version): source -> doc_id@version
+    rejected_keys: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def remembered_rejections(self) -> tuple[Rejected, ...]:
@@ -557,6 +559,7 @@ def _assemble(
     documents = []
     rejected = [result.problems for result in results if isinstance(result, Rejected)] + listing.file_problems
     defaulted: list[str] = []
+    keys: dict[str, str] = {}
     visibility = {
         r.source: (r.sha256, r.visibility)
         for r in results
@@ -566,6 +569,7 @@ def _assemble(
         if result.source in cross:
             rejected.append(DocumentProblems(result.source, result.document.meta.doc_id, tuple(cross[result.source])))
             visibility[result.source] = (result.document.sha256, visibility_of(result.document.meta))
+            keys[result.source] = result.document.meta.key
         else:
             documents.append(result.document)
             if result.defaulted:
@@ -583,4 +587,5 @@ def _assemble(
         defaulted_sources=tuple(sorted(defaulted)),
         rejected_files=tuple(r for r in results if isinstance(r, Rejected) and r.sha256),
         rejected_visibility=visibility,
+        rejected_keys=keys,
     )

@@ -44,7 +44,8 @@ def scan_claims(scan: CorpusScan, stored: Iterable[DocumentRecord]) -> list[Clai
     records = list(stored)
     keys = {record.key for record in records}
     by_source = {record.source: record for record in records}
-    declared_keys = {rejected.source: rejected.key for rejected in scan.rejected_files}
+    # the version each rejected file declares: a duplicate of a stored version claims it as its own file
+    declared_keys = {**scan.rejected_keys, **{rejected.source: rejected.key for rejected in scan.rejected_files}}
     claims = []
     for problem in scan.rejected:
         if not problem.doc_id:

@@ -205,3 +205,22 @@ def test_a_new_version_with_an_unknown_label_withdraws_the_old_one(tmp_path, sto
     assert code == 1
     assert planned(data, "memo@1")["reason"].startswith("withdrawn: documents/v2/memo.md (memo@2, rejected) declares access 'staf'")
     assert hits(store_args, "pangolin") == set()
+
+
+def test_a_second_file_declaring_a_stored_version_under_a_narrower_label_withdraws_it(tmp_path, store_args):
+    # Both files are rejected as duplicates; the folder now also says the version may be staff-only, so the
+    # stored public copy must not stay readable as public — even while another version of the doc_id is valid.
+    corpus = tmp_path / "corpus"
+    write_doc(corpus, "pol1.md", "pol", version="1", salt="okapi", effective_to="2026-01-31")
+    write_doc(corpus, "pol2.md", "pol", version="2", salt="quagga", effective_from="2026-02-01")
+    assert run(corpus, store_args)[0] == 0
+    assert hits(store_args, "okapi", role="public") == set()  # out of date today; as of January it is found
+    write_doc(corpus, "zcopy.md", "pol", version="1", access="staff", salt="okapi", effective_to="2026-01-31")
+
+    code, data = run(corpus, store_args)
+
+    assert code == 1
+    assert planned(data, "pol@1")["action"] == "removed"
+    assert hits(store_args, "quagga") == {"pol@2"}  # the valid version stays
+    done = ingest("search", "okapi", "--role", "public", "--as-of", "2026-01-15", "--json", *store_args)
+    assert json.loads(done.stdout)["hits"] == []
