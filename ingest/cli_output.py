@@ -220,8 +220,9 @@ def print_run(
             out.print(f"[yellow]! override[/yellow] {safe(line)}")
         if not strict_refused:
             print_plan(result, dry_run, verbose)
+    label = "access to repair (dry run):" if dry_run else "access repaired:"
     for change in data.get("access_repaired") or ():
-        out.print(f"[yellow]access repaired:[/yellow] {safe(change)}")
+        out.print(f"[yellow]{label}[/yellow] {safe(change)}")
     d, c = data["documents"], data["chunks"]
     repaired = data["repaired"]
     if repaired and any(repaired.values()):

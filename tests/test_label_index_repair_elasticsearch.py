@@ -91,6 +91,9 @@ def test_a_label_index_deleted_by_hand_is_recreated_with_every_chunk_of_its_labe
     assert searched.returncode == 3 and "The next `ingest run` repairs it" in searched.stderr
     check = cli.json("layout", corpus, "--check", code=1)
     assert any(public in line and "missing" in line for line in check["changes"]), check
+    planned = cli("run", corpus, "--dry-run")  # says what a run would repair, without claiming it did
+    assert planned.returncode == 0 and "access to repair (dry run):" in planned.stdout
+    assert "access repaired:" not in planned.stdout
 
     repaired = cli.json("run", corpus)
     assert [line for line in repaired["access_repaired"] if public in line and "recreated" in line], repaired
