@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ingest.corpus import scan_corpus
+from ingest.corpus import CorpusScan, scan_corpus
+from ingest.kept import keep_reason, scan_claims
 from ingest.model import DocumentProblems, DocumentRecord, SourceDocument, json_fields
 from ingest.plan import METADATA_FIELDS, record_for
 from ingest.settings import Settings
@@ -87,6 +88,7 @@ def verify(
     scan = scan_corpus(corpus, settings, on_file=on_file, workers=workers)
     texts = {doc.meta.key: doc.parsed.text for doc in scan.documents if isinstance(doc, SourceDocument)}
     records = {r.key: r for r in store.documents()}
+    kept = _kept_for_rejected_files(scan, records, texts)
     # A file edited without a version bump was refused by `run`; its stored chunks still
     # cite the bytes the store indexed, so they are reported as such, not as untraceable.
     edited = sorted(
@@ -104,7 +106,7 @@ def verify(
         key = f"{chunk.doc_id}@{chunk.version}"
         mismatches.compare(key, chunk)
         text = texts.get(key)
-        if key in edited:
+        if key in edited or key in kept:
             pass
         elif text is None or text[chunk.start : chunk.end] != chunk.text:
             untraceable.append(chunk.chunk_id)
@@ -120,7 +122,7 @@ def verify(
             + (f" ({twice} stored more than once under the same chunk ID)" if twice else "")
         )
     missing = sorted(doc.source for doc in scan.documents if doc.meta.key not in records)
-    stale = sorted(k for k in records if k not in texts)
+    stale = sorted(k for k in records if k not in texts and k not in kept)
     return VerifyResult(
         count,
         sorted(untraceable),
@@ -133,3 +135,19 @@ def verify(
         mismatches.lines(),
         access_layout,
     )
+
+
+def _kept_for_rejected_files(
+    scan: CorpusScan, records: Mapping[str, DocumentRecord], texts: Mapping[str, str]
+) -> set[str]:
+    """Stored versions a run keeps because their file (or another version's) is rejected this time, by the
+    run's own rule (``ingest.kept``): not stale, and their chunks not untraceable — the folder's rejected
+    files are reported as such, not checked."""
+    claims = scan_claims(scan, records.values())
+    valid = {doc.meta.doc_id for doc in scan.documents}
+    return {
+        key
+        for key, record in records.items()
+        if key not in texts
+        and keep_reason(record, scan, set(), replaced=lambda doc_id: doc_id in valid, claims=claims) is not None
+    }

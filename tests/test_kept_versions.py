@@ -121,6 +121,12 @@ def test_a_deleted_version_is_removed_when_an_older_version_of_its_doc_id_is_rej
     assert planned(data, "pol@2")["reason"] == "version 2 no longer in the folder"
     assert planned(data, "pol@1")["action"] == "kept"  # its own file, rejected, declares what is stored
     assert hits(store_args, "okapi") == set()  # pol@1 ended in January; pol@2 is gone
+    # verify agrees with the run: the kept version is its rejected file's, reported as rejected, not stale
+    checked = ingest("verify", str(corpus), "--json", *store_args)
+    assert checked.returncode == 0, checked.stdout
+    report = json.loads(checked.stdout)
+    assert report["stale_in_store"] == [] and report["untraceable"] == []
+    assert [p["source"] for p in report["rejected"]] == ["documents/pol1.md"]
 
 
 @pytest.mark.parametrize(("front", "kept"), [(NARROWED_WITH_TYPO, False), ("access: public\nsuperseded_by: x@1\n", True)])
