@@ -79,9 +79,14 @@ def es_prefix(es_url: str) -> Iterator[str]:
     """A unique index prefix for one test; every index with it is deleted afterwards."""
     prefix = "t-" + uuid.uuid4().hex[:12]
     yield prefix
+    drop_prefix(es_url, prefix, request_timeout=30)
+
+
+def drop_prefix(url: str, prefix: str, **client_options: object) -> None:
+    """Delete every index of ``prefix`` (client options: e.g. the CA and credentials of a secured node)."""
     from elasticsearch import Elasticsearch
 
-    client = Elasticsearch(es_url, request_timeout=30)
+    client = Elasticsearch(url, **client_options)  # type: ignore[arg-type]
     try:
         # Explicit names: deleting by wildcard is refused by default (action.destructive_requires_name).
         names = list(client.indices.get(index=f"{prefix}-*", expand_wildcards="all"))
@@ -89,6 +94,22 @@ def es_prefix(es_url: str) -> Iterator[str]:
             client.indices.delete(index=",".join(names), ignore_unavailable=True)
     finally:
         client.close()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("elasticsearch", marks=pytest.mark.elasticsearch)])
+def store_args(request, tmp_path) -> list[str]:
+    """The --store (and --index-prefix) arguments of a fresh store: once SQLite, once Elasticsearch."""
+    if request.param == "sqlite":
+        return ["--store", f"sqlite:///{tmp_path / 'index.sqlite'}"]
+    return ["--store", request.getfixturevalue("es_url"), "--index-prefix", request.getfixturevalue("es_prefix")]
+
+
+# Every variable that names a store or its connection: cleared for tests that pass their own.
+CONNECTION_ENV = (
+    "INGEST_STORE", "ELASTIC_CLOUD_ID", "ELASTICSEARCH_URL", "INGEST_INDEX_PREFIX", "ES_API_KEY", "ELASTIC_API_KEY",
+    "ES_USERNAME", "ES_PASSWORD", "ES_CA_CERTS", "ES_SSL_ASSERT_FINGERPRINT", "INGEST_ES_ANALYZER", "INGEST_TIMEOUT",
+    "INGEST_NO_FAST_NOOP",
+)  # fmt: skip
 
 
 @pytest.fixture

@@ -16,13 +16,6 @@ import pytest
 from tests.corpus_builder import body, write_doc
 
 
-@pytest.fixture(params=["sqlite", pytest.param("elasticsearch", marks=pytest.mark.elasticsearch)])
-def store_args(request, tmp_path) -> list[str]:
-    if request.param == "sqlite":
-        return ["--store", f"sqlite:///{tmp_path / 'index.sqlite'}"]
-    return ["--store", request.getfixturevalue("es_url"), "--index-prefix", request.getfixturevalue("es_prefix")]
-
-
 def ingest(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "ingest.cli", *args], capture_output=True, text=True)
 

@@ -15,14 +15,11 @@ from pathlib import Path
 import pytest
 from elasticsearch import Elasticsearch
 
+from tests.conftest import CONNECTION_ENV
+
 pytestmark = pytest.mark.elasticsearch
 
 ROOT = Path(__file__).resolve().parents[1]
-CONNECTION_ENV = (
-    "INGEST_STORE", "ELASTIC_CLOUD_ID", "ELASTICSEARCH_URL", "INGEST_INDEX_PREFIX", "ES_API_KEY", "ELASTIC_API_KEY",
-    "ES_USERNAME", "ES_PASSWORD", "ES_CA_CERTS", "ES_SSL_ASSERT_FINGERPRINT", "INGEST_ES_ANALYZER", "INGEST_TIMEOUT",
-    "INGEST_NO_FAST_NOOP",
-)  # fmt: skip
 CLI = "import sys\nfrom ingest.cli import main\nsys.argv = ['ingest', *sys.argv[1:]]\nmain()\n"
 # The unchanged-run check over plain HTTP (the default) and the full path: both must notice.
 PATHS = {"fast no-op check": {}, "full path": {"INGEST_NO_FAST_NOOP": "1"}}

@@ -19,14 +19,11 @@ from ingest.journal import JOURNAL
 from ingest.settings import Settings
 from tests.corpus_builder import make_corpus, write_doc
 
+from tests.conftest import CONNECTION_ENV, drop_prefix
+
 pytestmark = pytest.mark.elasticsearch
 
 ROOT = Path(__file__).resolve().parents[1]
-CONNECTION_ENV = (
-    "INGEST_STORE", "ELASTIC_CLOUD_ID", "ELASTICSEARCH_URL", "INGEST_INDEX_PREFIX", "ES_API_KEY", "ELASTIC_API_KEY",
-    "ES_USERNAME", "ES_PASSWORD", "ES_CA_CERTS", "ES_SSL_ASSERT_FINGERPRINT", "INGEST_ES_ANALYZER", "INGEST_TIMEOUT",
-    "INGEST_NO_FAST_NOOP",
-)  # fmt: skip
 # The console entry point in-process; at exit it says whether the Elasticsearch client was imported.
 PROBE = (
     "import atexit, sys\n"
@@ -183,7 +180,7 @@ def test_a_wrong_password_on_the_secured_node_is_todays_error(tmp_path, es_secur
         assert fast.comparable() == full.comparable()
         assert "401" in fast.stdout
     finally:
-        _drop(es_secure.url, prefix, basic_auth=(es_secure.username, es_secure.password))
+        drop_prefix(es_secure.url, prefix, basic_auth=(es_secure.username, es_secure.password))
 
 
 def test_an_api_key_is_sent_as_the_client_sends_it(tmp_path, es_secure):
@@ -205,7 +202,7 @@ def test_an_api_key_is_sent_as_the_client_sends_it(tmp_path, es_secure):
     finally:
         admin.security.invalidate_api_key(name=prefix)
         admin.close()
-        _drop(es_secure.url, prefix, basic_auth=(es_secure.username, es_secure.password))
+        drop_prefix(es_secure.url, prefix, basic_auth=(es_secure.username, es_secure.password))
 
 
 def test_the_tls_node_with_its_ca_and_without(tmp_path):
@@ -229,17 +226,7 @@ def test_the_tls_node_with_its_ca_and_without(tmp_path):
         assert fast.comparable() == full.comparable()
         assert "not trusted" in fast.stdout
     finally:
-        _drop(url, prefix, ca_certs=ca, basic_auth=(SECURE_USER, password))
-
-
-def _drop(url: str, prefix: str, **kwargs: object) -> None:
-    client = Elasticsearch(url, **kwargs)
-    try:
-        names = list(client.indices.get(index=f"{prefix}-*", expand_wildcards="all"))
-        if names:
-            client.indices.delete(index=",".join(names), ignore_unavailable=True)
-    finally:
-        client.close()
+        drop_prefix(url, prefix, ca_certs=ca, basic_auth=(SECURE_USER, password))
 
 
 @pytest.mark.parametrize(

@@ -17,13 +17,6 @@ ROLES_WIDE = '[roles]\npublic = ["public", "staff"]\npartner = ["public", "partn
 ROLES_FIXED = '[roles]\npublic = ["public"]\npartner = ["public", "partner"]\nstaff = ["public", "partner", "staff"]\n'
 
 
-@pytest.fixture(params=["sqlite", pytest.param("elasticsearch", marks=pytest.mark.elasticsearch)])
-def store_args(request, tmp_path) -> list[str]:
-    if request.param == "sqlite":
-        return ["--store", f"sqlite:///{tmp_path / 'index.sqlite'}"]
-    return ["--store", request.getfixturevalue("es_url"), "--index-prefix", request.getfixturevalue("es_prefix")]
-
-
 def ingest(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "ingest.cli", *args], capture_output=True, text=True)
 
