@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test install clean
+.PHONY: demo test test-cluster install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ demo: install
 
 test: $(VENV)/.installed-test
 	bash scripts/run-tests
+
+# Opt-in: a real 3-node cluster on loopback that loses a data node (SIGKILL) mid-run (~4 min).
+test-cluster: $(VENV)/.installed-test
+	bash scripts/run-cluster-tests
 
 clean:
 	rm -rf $(VENV) .ingest .pytest_cache .hypothesis build dist
