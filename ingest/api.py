@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from ingest.config import Config, ConnectionConfig, ConnectionRequest, load, resolve
 from ingest.model import Chunk, Hit
-from ingest.settings import ChunkSettings, Settings, chunking_with
+from ingest.settings import ChunkSettings, Settings, chunking_with, roles_from_meta
 from ingest.store.base import QueryTooLarge
 
 if TYPE_CHECKING:
@@ -82,7 +82,6 @@ def _underlying(store: Store | Index) -> Store:
 
 def roles_of(store: Store | Index) -> dict[str, tuple[str, ...]]:
     """role -> access labels: what the index was built with, else the default roles."""
-    from ingest.pipeline import roles_from_meta
 
     return roles_from_meta(_underlying(store).get_meta(), Settings())
 
@@ -90,7 +89,6 @@ def roles_of(store: Store | Index) -> dict[str, tuple[str, ...]]:
 def labels_for_role(store: Store | Index, role: str) -> tuple[str, ...]:
     """The access labels ``role`` may read in ``store`` (an :class:`Index` from :func:`open_store`, or a
     Store); UnknownRole names the known roles."""
-    from ingest.pipeline import roles_from_meta
 
     if not isinstance(role, str):
         raise TypeError(f"role must be a string, not {type(role).__name__}: {role!r}")

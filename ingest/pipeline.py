@@ -462,10 +462,3 @@ def _meta(settings: Settings, chunking: ChunkSettings, analysis: str) -> dict[st
         "labels": json.dumps(list(settings.labels)),
         "roles": json.dumps({r: list(ls) for r, ls in settings.roles.items()}),
     }
-
-
-def roles_from_meta(meta: dict[str, str], fallback: Settings) -> dict[str, tuple[str, ...]]:
-    """The roles the index was built with (so `search` needs no corpus), else the defaults."""
-    if "roles" in meta:
-        return {r: tuple(ls) for r, ls in json.loads(meta["roles"]).items()}
-    return dict(fallback.roles)

@@ -3,6 +3,7 @@ field patterns, chunking defaults, search language. Missing file or missing keys
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from collections.abc import Mapping
@@ -79,6 +80,13 @@ class Settings:
             return self.roles[role]
         except KeyError:
             raise SettingsError(f"unknown role {role!r}; configured roles: {', '.join(sorted(self.roles))}") from None
+
+
+def roles_from_meta(meta: Mapping[str, str], fallback: Settings) -> dict[str, tuple[str, ...]]:
+    """The roles the index was built with (so `search` needs no corpus), else the defaults."""
+    if "roles" in meta:
+        return {r: tuple(ls) for r, ls in json.loads(meta["roles"]).items()}
+    return dict(fallback.roles)
 
 
 def load_settings(corpus: Path | None) -> Settings:
