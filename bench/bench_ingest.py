@@ -554,6 +554,9 @@ def main() -> None:
     for n in names:
         corpora.append((n, REAL / n))
     corpora += [(p.name, p) for p in args.corpus]
+    missing = [str(p) for _, p in corpora if not (p / "documents").is_dir()]
+    if missing:
+        parser.error(f"not a corpus folder (no documents/ in it): {', '.join(missing)}")
     if not corpora:
         parser.error("nothing to bench: give --sample N, --real NAMES|all or --corpus PATH")
 
@@ -582,6 +585,8 @@ def main() -> None:
         print()
         print_table(rows)
         print("\nsummary:", json.dumps(summary, indent=1))
+    if summary.get("failed"):
+        sys.exit(f"bench failed for: {', '.join(summary['failed'])} (see above)")
 
 
 if __name__ == "__main__":

@@ -77,16 +77,22 @@ def synthesise(dest: Path, chunks: int, *, sections: int = SECTIONS_PER_DOC, wor
     return {"documents": docs, "chunks": made, "mb": round(size / 1e6, 1)}
 
 
-def drop_prefix(url: str, prefix: str) -> None:
+def prefix_indices(url: str, prefix: str) -> list[str]:
     if not url.startswith("http"):
-        return
+        return []
     from elasticsearch import Elasticsearch
 
-    es = Elasticsearch(url, request_timeout=120)
-    names = list(es.indices.get(index=f"{prefix}-*", expand_wildcards="all"))
+    with Elasticsearch(url, request_timeout=120) as es:
+        return list(es.indices.get(index=f"{prefix}-*", expand_wildcards="all"))
+
+
+def drop_prefix(url: str, prefix: str) -> None:
+    names = prefix_indices(url, prefix)
     if names:
-        es.indices.delete(index=",".join(names))
-    es.close()
+        from elasticsearch import Elasticsearch
+
+        with Elasticsearch(url, request_timeout=120) as es:
+            es.indices.delete(index=",".join(names))
 
 
 def main() -> None:
@@ -98,7 +104,9 @@ def main() -> None:
     run = sub.add_parser("run", help="synthesise and run `ingest run` at each size, reporting peak RSS")
     run.add_argument("--chunks", default="20000,100000,1000000", help="comma list of corpus sizes in chunks")
     run.add_argument("--store", default="sqlite", help="'sqlite' (temp file, default) or http://host:9200")
-    run.add_argument("--keep-index", default="", help="Elasticsearch: keep the largest run's index under this prefix (for search_latency.py)")
+    run.add_argument("--keep-index", default="", help="Elasticsearch: keep the largest run's index under this prefix (for search_latency.py); "
+                     "a prefix that already holds indices is refused unless --replace-index")
+    run.add_argument("--replace-index", action="store_true", help="with --keep-index: delete what the prefix holds first")
     run.add_argument("--work", type=Path, default=None, help="where corpora go (default: a temp folder, removed)")
     run.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -107,6 +115,9 @@ def main() -> None:
         print(json.dumps(synthesise(args.dest, args.chunks)))
         return
 
+    if args.keep_index and not args.replace_index and (held := prefix_indices(args.store, args.keep_index)):
+        parser.error(f"--keep-index {args.keep_index}: the prefix already holds {len(held)} indices "
+                     f"({', '.join(sorted(held)[:4])}...); pick another prefix or add --replace-index")
     work = args.work or Path(tempfile.mkdtemp(prefix="ingest-mem-"))
     sizes = [int(x) for x in args.chunks.split(",") if x]
     results = []

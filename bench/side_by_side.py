@@ -326,6 +326,10 @@ def main() -> None:
     print_tables(summaries, tools)
     if args.json:
         print(json.dumps(summaries, indent=1, default=str))
+    failed = [f"{tool} on {name}" for name, summary in summaries.items()
+              for tool, figures in summary.get("tools", {}).items() if "error" in figures]
+    if skipped or failed:
+        sys.exit("not compared: " + ", ".join([*(f"{t} ({why})" for t, why in skipped.items()), *failed]))
 
 
 if __name__ == "__main__":
