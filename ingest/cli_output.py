@@ -185,7 +185,7 @@ def print_scan(scan: CorpusScan, quiet: bool, verbose: bool) -> None:
     formats = ", ".join(f"{n} {f}" for f, n in sorted(scan.formats.items()))
     access = ", ".join(f"{n} {a}" for a, n in sorted(scan.access_counts().items()))
     out.print(f"documents: {scan.seen} ({formats})")
-    out.print(f"valid: {len(scan.documents)}   rejected: {len(scan.rejected)}")
+    out.print(f"valid: {len(scan.documents)}   rejected: {len(scan.rejected) + len(scan.folder_problems)}")
     if not quiet:
         out.print(f"access (valid): {access or '-'}")
         if scan.defaulted_access:
@@ -332,8 +332,15 @@ def print_verify(result: VerifyResult, data: dict[str, Any], quiet: bool, verbos
             f"{safe(listing(result.edited_in_folder))}\n"
             "  (the store keeps citing the bytes it indexed; bump the version, or `ingest run --accept-edits`)"
         )
-    if result.problems and not quiet:
-        out.print(f"(rejected documents in the folder, not checked: {len(result.problems)})")
+    if result.unreadable_folders and not quiet:
+        out.print(
+            f"[yellow]![/yellow] unreadable folders: {len(result.unreadable_folders)}  "
+            f"{safe(listing(result.unreadable_folders))}\n"
+            "  (the versions stored from them were not checked; make them readable and verify again)"
+        )
+    rejected = [p for p in result.problems if p.source not in result.unreadable_folders]
+    if rejected and not quiet:
+        out.print(f"(rejected documents in the folder, not checked: {len(rejected)})")
 
 
 def print_eval(result: EvalResult, failures: list[str], top: int, quiet: bool, verbose: bool) -> None:

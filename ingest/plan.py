@@ -98,7 +98,7 @@ class Plan:
     to_remove: list[DocumentRecord] = field(default_factory=list)
     problems: list[DocumentProblems] = field(default_factory=list)
     overrides: list[str] = field(default_factory=list)
-    # sources of problems that are folders, not documents (not counted as rejected documents)
+    # sources of problems that are folders, not documents (each counted once as rejected: its files are unknown)
     folders: frozenset[str] = frozenset()
     # doc_ids whose valid new version was refused (by the chunker or the store): their stored
     # versions are kept while no valid version replaces them (see ingest.kept)
@@ -531,10 +531,9 @@ class RunResult:
                 "changed": plan.count("changed"),
                 "moved": plan.count("moved"),
                 "unchanged": plan.count("unchanged"),
-                # problem records of documents (not the one of inventory.yaml itself)
-                "rejected": sum(
-                    1 for p in plan.problems if p.source.startswith("documents/") and p.source not in plan.folders
-                ),
+                # problem records of documents and of unreadable folders under documents/ (each one
+                # rejected input, as in --junit; not the record of inventory.yaml itself)
+                "rejected": sum(1 for p in plan.problems if p.source.partition("/")[0] == "documents"),
                 "removed": plan.count("removed"),
                 "defaulted_access": self.defaulted_access,
             },

@@ -31,6 +31,8 @@ class VerifyResult:
     metadata_mismatch: list[str] = field(default_factory=list)
     # role aliases that do not match [roles], foreign indices in them, mappings changed by hand
     access_layout: list[str] = field(default_factory=list)
+    # folders under documents/ that could not be listed: the versions stored from them are not checked
+    unreadable_folders: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -134,6 +136,7 @@ def verify(
         edited,
         mismatches.lines(),
         access_layout,
+        list(scan.unreadable_folders),
     )
 
 
