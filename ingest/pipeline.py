@@ -50,7 +50,7 @@ from ingest.plan import parsed_document as parsed_document
 from ingest.plan import plan_sync as plan_sync
 from ingest.plan import record_for as record_for
 from ingest.plan import settings_fingerprint as settings_fingerprint
-from ingest.plan import text_digest, visibility_changes
+from ingest.plan import text_digest, visibility_changes, withdraw_after_rebuild
 from ingest.plan import with_corpus_limits as with_corpus_limits
 from ingest.settings import ChunkSettings, Settings, SettingsError
 from ingest.store.base import Store
@@ -377,6 +377,8 @@ def _full_run(
         _write_plan(fresh, plan, fingerprint, result, tick, job.batch_chunks, refused=early.refused)
         rebuilt = {i.key for i in plan.items if i.action in ("new", "changed", "moved")}
         carried = _carry_over(store, fresh, [old for key, old in old_keys.items() if key not in rebuilt], scan, plan)
+        left_out = [old for key, old in old_keys.items() if key not in rebuilt and old not in carried]
+        withdraw_after_rebuild(plan, scan, left_out, lambda old: store.document_chunks(old.doc_id, old.version))
         fresh.set_meta(_meta(job.settings, job.chunking, store.analysis))
     # A chunk ID hashes its doc_id@version: an old chunk survives only among its own version's new
     # chunks (one document's IDs in memory at a time, never the whole index's).
@@ -388,7 +390,7 @@ def _full_run(
         kept = {c.chunk_id for c in rewritten[key]} if key in rewritten else set()
         result.deleted += sum(1 for cid in old.chunk_ids if cid not in kept)
     for key, old in old_keys.items():
-        if key not in rebuilt and old not in carried:
+        if key not in rebuilt and old not in carried and key not in plan.withdrawn:
             plan.items.append(
                 PlannedDocument("removed", key, old.source, "not in the rebuilt index", delete=old.chunk_count)
             )

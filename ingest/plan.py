@@ -498,6 +498,25 @@ def _plan_removals(plan: Plan, scan: CorpusScan, stored_by_key: Mapping[str, Doc
         plan.to_remove.append(old)
 
 
+def withdraw_after_rebuild(
+    plan: Plan,
+    scan: CorpusScan,
+    left_out: Iterable[DocumentRecord],
+    stored_chunks: Callable[[DocumentRecord], list[Chunk]],
+) -> None:
+    """In a --full rebuild, the live versions neither rebuilt nor carried over that an incremental run
+    would withdraw (a rejected file that narrows who may read them or when): reported and remembered
+    the same way ("withdrawn: …", the problem record, the tombstone), not as merely left out."""
+    rejected_sources = frozenset(p.source for p in scan.rejected)
+    for old in left_out:
+        if old.key in plan.withdrawn or old.key in plan.present:
+            continue
+        found = verdict(old, scan, plan.held, plan.claims, plan.replaced, rejected_sources)
+        if found is not None and not found.keep:
+            _withdraw_rejected(plan, old, found.reason, found.source)
+            plan.tombstones[old.key] = text_digest(stored_chunks(old))
+
+
 @dataclass
 class RunResult:
     store: str
