@@ -194,13 +194,20 @@ def _metadata_differs(doc: ScannedDocument, old: DocumentRecord) -> list[str]:
     return [f for f in METADATA_FIELDS if new[f] != getattr(old, f)]
 
 
+class ChangedWhileRead(UnreadableFile):
+    """The file had other bytes when read again than when the scan hashed it (it is being written)."""
+
+    def __init__(self) -> None:
+        super().__init__("the file changed while this run was reading it; the next run picks it up")
+
+
 def parsed_document(doc: ScannedDocument, root: Path) -> SourceDocument:
     """The document with its body parsed: a scan may have skipped it (bytes already stored)."""
     if isinstance(doc, SourceDocument):
         return doc
     data = read_document(Path(root) / doc.source)
     if hashlib.sha256(data).hexdigest() != doc.sha256:
-        raise UnreadableFile("the file changed while this run was reading it; run again")
+        raise ChangedWhileRead()
     return SourceDocument(doc.source, doc.sha256, parse_bytes(data, doc.source), doc.meta, doc.format)
 
 
@@ -243,20 +250,14 @@ def plan_sync(
     plan.tombstones = {key: sha for key, sha in (tombstones or {}).items() if key in in_folder}
     for doc in scan.documents:
         old = stored_by_key.get(doc.meta.key)
-        if old is None and _edited_after_withdrawal(plan, doc, accept_edits, scan.root, chunking):
-            continue
-        edited = old is not None and old.source_sha256 != doc.sha256 and not accept_edits
-        metadata_only = edited and old is not None and _same_text(doc, old, scan.root, chunking, stored_chunks)
         prior = (previous or {}).get(doc.meta.key) if full else None
-        if prior is not None and prior.source_sha256 != doc.sha256 and not accept_edits:
-            # A rebuild is no way around the edit check: the live store's version is the reference.
-            if not _same_text(doc, prior, scan.root, chunking, stored_chunks):
-                _refuse_edit(plan, doc, prior)
-                if prior.key not in plan.withdrawn:
-                    plan.held.add(doc.meta.doc_id)  # the live version is carried into the rebuild
-                continue
-            metadata_only = True
-        _plan_document(plan, doc, old, scan.root, chunking, accept_edits or metadata_only, early, metadata_only)
+        try:
+            _plan_scanned(plan, doc, old, prior, scan.root, chunking, accept_edits, early, stored_chunks)
+        except ChangedWhileRead as exc:
+            # Read again to compare its text with the stored one, it had other bytes: neither an edit
+            # nor a new text, just a file caught mid-change (refused, its stored version kept or
+            # withdrawn by what it declares, as for any refused file).
+            _refuse(plan, doc, old or prior, f"{doc.source}: unreadable file: {exc}", str(exc))
     if early is not None:
         early.undo_rejected()
     _plan_removals(plan, scan, stored_by_key)
@@ -265,6 +266,34 @@ def plan_sync(
             if old.key in plan.withdrawn:
                 plan.tombstones[old.key] = text_digest(stored_chunks(old))
     return plan
+
+
+def _plan_scanned(
+    plan: Plan,
+    doc: ScannedDocument,
+    old: DocumentRecord | None,
+    prior: DocumentRecord | None,
+    root: Path,
+    chunking: ChunkSettings,
+    accept_edits: bool,
+    early: _EarlyWriter | None,
+    stored_chunks: Callable[[DocumentRecord], list[Chunk]] | None,
+) -> None:
+    """One valid document of the scan against its stored version (``prior``: the live one, in a
+    --full rebuild). Raises ChangedWhileRead when its file changed since the scan read it."""
+    if old is None and _edited_after_withdrawal(plan, doc, accept_edits, root, chunking):
+        return
+    edited = old is not None and old.source_sha256 != doc.sha256 and not accept_edits
+    metadata_only = edited and old is not None and _same_text(doc, old, root, chunking, stored_chunks)
+    if prior is not None and prior.source_sha256 != doc.sha256 and not accept_edits:
+        # A rebuild is no way around the edit check: the live store's version is the reference.
+        if not _same_text(doc, prior, root, chunking, stored_chunks):
+            _refuse_edit(plan, doc, prior)
+            if prior.key not in plan.withdrawn:
+                plan.held.add(doc.meta.doc_id)  # the live version is carried into the rebuild
+            return
+        metadata_only = True
+    _plan_document(plan, doc, old, root, chunking, accept_edits or metadata_only, early, metadata_only)
 
 
 def text_digest(chunks: Iterable[Chunk]) -> str:
@@ -340,8 +369,12 @@ def _same_text(
 
 
 def _current_digest(doc: ScannedDocument, root: Path, chunking: ChunkSettings) -> str | None:
+    """The text digest of the file as it is now; None when it cannot be chunked (it is refused later
+    with the reason). ChangedWhileRead is raised: other bytes than the scan read are no edit."""
     try:
         return text_digest(chunk_document(parsed_document(doc, root), chunking))
+    except ChangedWhileRead:
+        raise
     except (OSError, UnreadableFile, ChunkLimitExceeded):
         return None
 
@@ -448,7 +481,8 @@ def _refuse(plan: Plan, doc: ScannedDocument, old: DocumentRecord | None, proble
 
 def _withdraw_rejected(plan: Plan, old: DocumentRecord, why: str, source: str = "") -> None:
     source = source or old.source
-    named = why if source != old.source else f"{source}: {why}"  # another file's reason names it already
+    # another file's reason names it already, as does a reason about its own file (ingest.kept)
+    named = why if source != old.source or why.startswith(f"{source}: ") else f"{source}: {why}"
     message = (
         f"{named}: the stored version {old.key} is withdrawn (never kept readable under "
         "access, dates or status the folder may no longer give); fix the file and the next run indexes it"
