@@ -207,6 +207,17 @@ def print_plan(result: RunResult, dry_run: bool, verbose: bool) -> None:
         out.print(f"  {item.action:<9} {safe(item.key):<40} {counts_text:<10}{reason}")
 
 
+def _strict_removals(result: RunResult) -> str:
+    """What a refused --strict run still took out: withdrawals (the folder narrows who may read them) and
+    versions whose files are gone, each named for its cause."""
+    removed = [item.key for item in result.plan.items if item.action == "removed"]
+    withdrawn = sum(1 for key in removed if key in result.plan.withdrawn)
+    parts = [f"{withdrawn} withdrawn (no longer readable as stored)"] if withdrawn else []
+    if len(removed) > withdrawn:
+        parts.append(f"{len(removed) - withdrawn} removed (no longer in the folder)")
+    return f" but {' and '.join(parts)}" if parts else ""
+
+
 def print_run(
     result: RunResult, data: dict[str, Any], *, dry_run: bool, strict_refused: bool, quiet: bool, verbose: bool
 ) -> None:
@@ -233,8 +244,9 @@ def print_run(
     if d["defaulted_access"] and not quiet:
         out.print(f"access defaulted from ingest.toml: {d['defaulted_access']} document(s)")
     if strict_refused:
-        withdrawn = f" but {d['removed']} withdrawn (no longer readable as stored)" if d["removed"] else ""
-        out.print(f"[red]--strict:[/red] {d['rejected']} document(s) rejected; nothing written{withdrawn}")
+        out.print(
+            f"[red]--strict:[/red] {d['rejected']} document(s) rejected; nothing written{_strict_removals(result)}"
+        )
     verb = "would be" if dry_run else ""
     out.print(
         f"documents: {d['seen']} seen, {d['indexed']} indexed, {d['unchanged']} unchanged, "

@@ -45,12 +45,12 @@ from ingest.plan import RunResult as RunResult
 from ingest.plan import ToWrite as ToWrite
 from ingest.plan import WrittenChunk as WrittenChunk
 from ingest.plan import WrittenChunks as WrittenChunks
+from ingest.plan import gone_reason, text_digest, visibility_changes, withdraw_after_rebuild
 from ingest.plan import keep_reason as keep_reason
 from ingest.plan import parsed_document as parsed_document
 from ingest.plan import plan_sync as plan_sync
 from ingest.plan import record_for as record_for
 from ingest.plan import settings_fingerprint as settings_fingerprint
-from ingest.plan import text_digest, visibility_changes, withdraw_after_rebuild
 from ingest.plan import with_corpus_limits as with_corpus_limits
 from ingest.settings import ChunkSettings, Settings, SettingsError
 from ingest.store.base import Store
@@ -391,9 +391,9 @@ def _full_run(
         result.deleted += sum(1 for cid in old.chunk_ids if cid not in kept)
     for key, old in old_keys.items():
         if key not in rebuilt and old not in carried and key not in plan.withdrawn:
-            plan.items.append(
-                PlannedDocument("removed", key, old.source, "not in the rebuilt index", delete=old.chunk_count)
-            )
+            # as an incremental run says it, unless its file is there (refused: not in the rebuilt index)
+            reason = "not in the rebuilt index" if key in plan.present else gone_reason(old, scan)
+            plan.items.append(PlannedDocument("removed", key, old.source, reason, delete=old.chunk_count))
     result.total = store.counts()["totals"]["chunks"]
     _release_written(plan, result)
     return result, scan

@@ -510,9 +510,6 @@ def _withdraw(plan: Plan, old: DocumentRecord, why: str, message: str, source: s
 def _plan_removals(plan: Plan, scan: CorpusScan, stored_by_key: Mapping[str, DocumentRecord]) -> None:
     """Stored versions the folder no longer has: removed, unless they must be kept (or withdrawn)."""
     rejected_sources = frozenset(p.source for p in scan.rejected)
-    versions_present: dict[str, list[str]] = {}
-    for doc in scan.documents:
-        versions_present.setdefault(doc.meta.doc_id, []).append(doc.meta.version)
     for key, old in sorted(stored_by_key.items()):
         if key in plan.present:
             continue
@@ -524,12 +521,14 @@ def _plan_removals(plan: Plan, scan: CorpusScan, stored_by_key: Mapping[str, Doc
             # What cannot be read or was rejected is a problem (exit 1), never a deletion.
             plan.items.append(PlannedDocument("kept", key, old.source, found.reason))
             continue
-        others = versions_present.get(old.doc_id)
-        reason = f"version {old.version} no longer in the folder" + (
-            f" (it has {', '.join(sorted(others))})" if others else ""
-        )
-        plan.items.append(PlannedDocument("removed", key, old.source, reason, delete=old.chunk_count))
+        plan.items.append(PlannedDocument("removed", key, old.source, gone_reason(old, scan), delete=old.chunk_count))
         plan.to_remove.append(old)
+
+
+def gone_reason(old: DocumentRecord, scan: CorpusScan) -> str:
+    """Why a stored version leaves when the folder simply no longer has it (naming the versions it has)."""
+    others = sorted(doc.meta.version for doc in scan.documents if doc.meta.doc_id == old.doc_id)
+    return f"version {old.version} no longer in the folder" + (f" (it has {', '.join(others)})" if others else "")
 
 
 def withdraw_after_rebuild(
