@@ -101,9 +101,12 @@ def run(
     # The folder is listed and hashed in a thread while the store answers (an incremental run).
     ahead = None if full or dry_run else (ahead or FolderAhead(corpus))
     store.check()  # unreachable → StoreUnavailable before anything is read or written
-    # Access follows [roles] on every run, before anything else (a dry run only reports).
-    access_changes = store.reconcile_access(settings.roles, check=dry_run, full=full)
-    if not dry_run:
+    # Access follows [roles] on every run, before anything else (a dry run only reports). A run that
+    # waits for another run's lock does it once it holds the lock: the other run may replace the build
+    # meanwhile (a --full), and what this one repairs and reports must be the build it then works on.
+    waits = lock_wait_s > 0 and not dry_run
+    access_changes = [] if waits else store.reconcile_access(settings.roles, check=dry_run, full=full)
+    if not dry_run and not waits:
         _record_roles(store, settings)
     job = _Job(
         corpus,
@@ -121,7 +124,7 @@ def run(
     )
     result = _dry_run(store, job) if dry_run else _under_lock(store, job, ahead, strict=strict, wait_s=lock_wait_s)
     # + what the store repaired of its layout under the lock (Elasticsearch: a label index deleted by hand)
-    result.access_changes = access_changes + list(getattr(store, "layout_repairs", []))
+    result.access_changes = access_changes + result.access_changes + list(getattr(store, "layout_repairs", []))
     result.warnings = list(getattr(store, "warnings", []))  # e.g. the lock release failed after the writes
     result.elapsed_s = time.perf_counter() - started
     return result
@@ -435,7 +438,13 @@ def _give_reason(plan: Plan, reason: str) -> None:
 def _under_lock(store: Store, job: _Job, ahead: FolderAhead | None, *, strict: bool, wait_s: float) -> RunResult:
     # Everything is read under the lock: a run never plans against a store another run replaced.
     with store.lock(_owner(), wait_s=wait_s):
-        return _strict_run(store, job, ahead) if strict else _locked_run(store, job, ahead)
+        access_changes = []
+        if wait_s > 0:  # waited: access follows [roles] now (see run)
+            access_changes = store.reconcile_access(job.settings.roles, full=job.full)
+            _record_roles(store, job.settings)
+        result = _strict_run(store, job, ahead) if strict else _locked_run(store, job, ahead)
+        result.access_changes = access_changes
+        return result
 
 
 def _record_roles(store: Store, settings: Settings) -> None:
