@@ -101,13 +101,9 @@ def run(
     # The folder is listed and hashed in a thread while the store answers (an incremental run).
     ahead = None if full or dry_run else (ahead or FolderAhead(corpus))
     store.check()  # unreachable → StoreUnavailable before anything is read or written
-    # Access follows [roles] on every run, before anything else (a dry run only reports). A run that
-    # waits for another run's lock does it once it holds the lock: the other run may replace the build
-    # meanwhile (a --full), and what this one repairs and reports must be the build it then works on.
-    waits = lock_wait_s > 0 and not dry_run
-    access_changes = [] if waits else store.reconcile_access(settings.roles, check=dry_run, full=full)
-    if not dry_run and not waits:
-        _record_roles(store, settings)
+    # Access follows [roles] on every run, before anything else (a dry run only reports); a run that
+    # waits for the lock does it under the lock (see _under_lock).
+    access_changes = [] if lock_wait_s > 0 and not dry_run else _follow_roles(store, settings, dry_run, full)
     job = _Job(
         corpus,
         settings,
@@ -319,7 +315,6 @@ def _strict_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
         items=items,
         to_remove=list(removals.values()),
         problems=plan.problems,
-        folders=plan.folders,
         held=set(),
         withdrawn=withdrawn,
         tombstones={
@@ -438,13 +433,20 @@ def _give_reason(plan: Plan, reason: str) -> None:
 def _under_lock(store: Store, job: _Job, ahead: FolderAhead | None, *, strict: bool, wait_s: float) -> RunResult:
     # Everything is read under the lock: a run never plans against a store another run replaced.
     with store.lock(_owner(), wait_s=wait_s):
-        access_changes = []
-        if wait_s > 0:  # waited: access follows [roles] now (see run)
-            access_changes = store.reconcile_access(job.settings.roles, full=job.full)
-            _record_roles(store, job.settings)
+        # Waited: the run it waited for may have replaced the build (a --full); what this run repairs and
+        # reports of access must be the build it works on.
+        access_changes = _follow_roles(store, job.settings, False, job.full) if wait_s > 0 else []
         result = _strict_run(store, job, ahead) if strict else _locked_run(store, job, ahead)
         result.access_changes = access_changes
         return result
+
+
+def _follow_roles(store: Store, settings: Settings, dry_run: bool, full: bool) -> list[str]:
+    """Every alias as [roles] says (a dry run only reports the differences), and the roles recorded."""
+    changes = store.reconcile_access(settings.roles, check=dry_run, full=full)
+    if not dry_run:
+        _record_roles(store, settings)
+    return changes
 
 
 def _record_roles(store: Store, settings: Settings) -> None:

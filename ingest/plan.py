@@ -98,8 +98,6 @@ class Plan:
     to_remove: list[DocumentRecord] = field(default_factory=list)
     problems: list[DocumentProblems] = field(default_factory=list)
     overrides: list[str] = field(default_factory=list)
-    # sources of problems that are folders, not documents (each counted once as rejected: its files are unknown)
-    folders: frozenset[str] = frozenset()
     # doc_ids whose valid new version was refused (by the chunker or the store): their stored
     # versions are kept while no valid version replaces them (see ingest.kept)
     held: set[str] = field(default_factory=set)
@@ -241,7 +239,7 @@ def plan_sync(
     Only documents that must be written are parsed (if the scan skipped them) and chunked.
     """
     stored_by_key = {} if full else {r.key: r for r in stored}
-    plan = Plan(problems=list(scan.problems), folders=frozenset(scan.unreadable_folders))
+    plan = Plan(problems=list(scan.problems))
     # files rejected by the scan: their stored versions stay only as visible as the folder now says
     plan.claims = scan_claims(scan, previous.values() if full and previous else stored_by_key.values())
     # A version withdrawn by an earlier run stays withdrawn while its file is in the folder: not taken
