@@ -185,7 +185,7 @@ def print_scan(scan: CorpusScan, quiet: bool, verbose: bool) -> None:
     formats = ", ".join(f"{n} {f}" for f, n in sorted(scan.formats.items()))
     access = ", ".join(f"{n} {a}" for a, n in sorted(scan.access_counts().items()))
     out.print(f"documents: {scan.seen} ({formats})")
-    out.print(f"valid: {len(scan.documents)}   rejected: {len(scan.rejected)}")
+    out.print(f"valid: {len(scan.documents)}   rejected: {len(scan.rejected) + len(scan.folder_problems)}")
     if not quiet:
         out.print(f"access (valid): {access or '-'}")
         if scan.defaulted_access:
@@ -205,6 +205,17 @@ def print_plan(result: RunResult, dry_run: bool, verbose: bool) -> None:
         counts_text = f"+{item.write} −{item.delete}" if item.write or item.delete else ""
         reason = f"  {safe(item.reason)}" if item.reason else ""
         out.print(f"  {item.action:<9} {safe(item.key):<40} {counts_text:<10}{reason}")
+
+
+def _strict_removals(result: RunResult) -> str:
+    """What a refused --strict run still took out: withdrawals (the folder narrows who may read them) and
+    versions whose files are gone, each named for its cause."""
+    removed = [item.key for item in result.plan.items if item.action == "removed"]
+    withdrawn = sum(1 for key in removed if key in result.plan.withdrawn)
+    parts = [f"{withdrawn} withdrawn (no longer readable as stored)"] if withdrawn else []
+    if len(removed) > withdrawn:
+        parts.append(f"{len(removed) - withdrawn} removed (no longer in the folder)")
+    return f" but {' and '.join(parts)}" if parts else ""
 
 
 def print_run(
@@ -233,8 +244,9 @@ def print_run(
     if d["defaulted_access"] and not quiet:
         out.print(f"access defaulted from ingest.toml: {d['defaulted_access']} document(s)")
     if strict_refused:
-        withdrawn = f" but {d['removed']} withdrawn (no longer readable as stored)" if d["removed"] else ""
-        out.print(f"[red]--strict:[/red] {d['rejected']} document(s) rejected; nothing written{withdrawn}")
+        out.print(
+            f"[red]--strict:[/red] {d['rejected']} document(s) rejected; nothing written{_strict_removals(result)}"
+        )
     verb = "would be" if dry_run else ""
     out.print(
         f"documents: {d['seen']} seen, {d['indexed']} indexed, {d['unchanged']} unchanged, "
@@ -332,8 +344,15 @@ def print_verify(result: VerifyResult, data: dict[str, Any], quiet: bool, verbos
             f"{safe(listing(result.edited_in_folder))}\n"
             "  (the store keeps citing the bytes it indexed; bump the version, or `ingest run --accept-edits`)"
         )
-    if result.problems and not quiet:
-        out.print(f"(rejected documents in the folder, not checked: {len(result.problems)})")
+    if result.unreadable_folders and not quiet:
+        out.print(
+            f"[yellow]![/yellow] unreadable folders: {len(result.unreadable_folders)}  "
+            f"{safe(listing(result.unreadable_folders))}\n"
+            "  (the versions stored from them were not checked; make them readable and verify again)"
+        )
+    rejected = [p for p in result.problems if p.source not in result.unreadable_folders]
+    if rejected and not quiet:
+        out.print(f"(rejected documents in the folder, not checked: {len(rejected)})")
 
 
 def print_eval(result: EvalResult, failures: list[str], top: int, quiet: bool, verbose: bool) -> None:

@@ -14,7 +14,8 @@ Which store, first match wins (documented in the README, "Connections"):
 5. the embedded default ``sqlite:///.ingest/index.sqlite``
 
 Credentials: ``ES_API_KEY`` (else ``ELASTIC_API_KEY``), else ``ES_USERNAME``/``ES_PASSWORD``; a
-``user:password@`` in the URL also works. TLS: ``ES_CA_CERTS`` / ``--ca-certs``,
+``user:password@`` in the URL also works, and wins over those variables (a warning names them).
+TLS: ``ES_CA_CERTS`` / ``--ca-certs``,
 ``--ssl-assert-fingerprint`` (``ES_SSL_ASSERT_FINGERPRINT``), ``--no-verify-certs`` (loud).
 Tuning: ``INGEST_WORKERS`` (parser processes), ``INGEST_WRITE_BATCH_CHUNKS`` (chunks per write
 batch), ``INGEST_PARSER_MEMORY_MB`` / ``INGEST_PARSER_TIMEOUT`` (per parser process / per file),
@@ -143,15 +144,22 @@ class ConnectionConfig:
     analyzer: str | None = None
     timeout: float | None = None  # seconds per request; None: the store's default
     ignored: tuple[str, ...] = ()  # Elasticsearch variables set while the store is SQLite
+    overridden: tuple[str, ...] = ()  # credential variables set while the URL carries user:password@
 
     @property
     def warnings(self) -> list[str]:
-        if not self.ignored:
-            return []
-        return [
-            f"{', '.join(self.ignored)} set, but no Elasticsearch store is configured (--store, INGEST_STORE, "
-            f"ELASTIC_CLOUD_ID or ELASTICSEARCH_URL): using {self.display}"
-        ]
+        found = []
+        if self.ignored:
+            found.append(
+                f"{', '.join(self.ignored)} set, but no Elasticsearch store is configured (--store, INGEST_STORE, "
+                f"ELASTIC_CLOUD_ID or ELASTICSEARCH_URL): using {self.display}"
+            )
+        if self.overridden:
+            found.append(
+                f"{', '.join(self.overridden)} set, but the store URL carries its own user and password "
+                f"({self.source}): the URL's are used"
+            )
+        return found
 
     @property
     def kind(self) -> str:
@@ -242,7 +250,19 @@ def resolve(
         ignored = tuple(n for n in ("ES_API_KEY", "ELASTIC_API_KEY", "ES_USERNAME", "ES_CA_CERTS") if var(n))
         if ignored:
             config = replace(config, ignored=ignored)
+    elif url_has_credentials(config.url):
+        # Explicit beats ambient: credentials typed into the URL are meant for this store, while the
+        # variables may be left over from another one (the client would let them win, silently).
+        names = ("ES_API_KEY", "ELASTIC_API_KEY", "ES_USERNAME", "ES_PASSWORD")
+        config = replace(
+            config, api_key=None, username=None, password=None, overridden=tuple(n for n in names if var(n))
+        )
     return config
+
+
+def url_has_credentials(url: str) -> bool:
+    """Whether ``url`` carries ``user[:password]@`` before its host."""
+    return "@" in url.partition("://")[2].split("/", 1)[0]
 
 
 def _which_store(

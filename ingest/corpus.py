@@ -128,7 +128,7 @@ class CorpusScan:
         return {
             "documents": self.seen,
             "valid": len(self.documents),
-            "rejected": len(self.rejected),
+            "rejected": len(self.rejected) + len(self.folder_problems),  # an unreadable folder counts once
             "problems": [record.to_json() for record in self.problems],
             "formats": dict(self.formats),
             "access": self.access_counts(),

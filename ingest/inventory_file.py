@@ -60,4 +60,10 @@ def inventory_visibility(
 def entries_naming_no_file(root: Path, inventory: Mapping[str, Mapping[str, Any]], listing: Listing) -> list[str]:
     present = {path.relative_to(root / DOCUMENTS).as_posix() for path in listing.paths}
     present |= {p.source.removeprefix(DOCUMENTS + "/") for p in listing.file_problems}
-    return [f"{INVENTORY}: {name}: names no file under {DOCUMENTS}/" for name in sorted(set(inventory) - present)]
+    # an entry under a folder that could not be listed may well name a file there: that folder is the problem
+    unlisted = tuple(p.source.removeprefix(DOCUMENTS + "/") + "/" for p in listing.folder_problems)
+    return [
+        f"{INVENTORY}: {name}: names no file under {DOCUMENTS}/"
+        for name in sorted(set(inventory) - present)
+        if not name.startswith(unlisted)
+    ]

@@ -45,12 +45,12 @@ from ingest.plan import RunResult as RunResult
 from ingest.plan import ToWrite as ToWrite
 from ingest.plan import WrittenChunk as WrittenChunk
 from ingest.plan import WrittenChunks as WrittenChunks
+from ingest.plan import gone_reason, text_digest, visibility_changes, withdraw_after_rebuild
 from ingest.plan import keep_reason as keep_reason
 from ingest.plan import parsed_document as parsed_document
 from ingest.plan import plan_sync as plan_sync
 from ingest.plan import record_for as record_for
 from ingest.plan import settings_fingerprint as settings_fingerprint
-from ingest.plan import text_digest, visibility_changes
 from ingest.plan import with_corpus_limits as with_corpus_limits
 from ingest.settings import ChunkSettings, Settings, SettingsError
 from ingest.store.base import Store
@@ -101,10 +101,9 @@ def run(
     # The folder is listed and hashed in a thread while the store answers (an incremental run).
     ahead = None if full or dry_run else (ahead or FolderAhead(corpus))
     store.check()  # unreachable → StoreUnavailable before anything is read or written
-    # Access follows [roles] on every run, before anything else (a dry run only reports).
-    access_changes = store.reconcile_access(settings.roles, check=dry_run, full=full)
-    if not dry_run:
-        _record_roles(store, settings)
+    # Access follows [roles] on every run, before anything else (a dry run only reports); a run that
+    # waits for the lock does it under the lock (see _under_lock).
+    access_changes = [] if lock_wait_s > 0 and not dry_run else _follow_roles(store, settings, dry_run, full)
     job = _Job(
         corpus,
         settings,
@@ -121,7 +120,7 @@ def run(
     )
     result = _dry_run(store, job) if dry_run else _under_lock(store, job, ahead, strict=strict, wait_s=lock_wait_s)
     # + what the store repaired of its layout under the lock (Elasticsearch: a label index deleted by hand)
-    result.access_changes = access_changes + list(getattr(store, "layout_repairs", []))
+    result.access_changes = access_changes + result.access_changes + list(getattr(store, "layout_repairs", []))
     result.warnings = list(getattr(store, "warnings", []))  # e.g. the lock release failed after the writes
     result.elapsed_s = time.perf_counter() - started
     return result
@@ -316,7 +315,6 @@ def _strict_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
         items=items,
         to_remove=list(removals.values()),
         problems=plan.problems,
-        folders=plan.folders,
         held=set(),
         withdrawn=withdrawn,
         tombstones={
@@ -377,6 +375,8 @@ def _full_run(
         _write_plan(fresh, plan, fingerprint, result, tick, job.batch_chunks, refused=early.refused)
         rebuilt = {i.key for i in plan.items if i.action in ("new", "changed", "moved")}
         carried = _carry_over(store, fresh, [old for key, old in old_keys.items() if key not in rebuilt], scan, plan)
+        left_out = [old for key, old in old_keys.items() if key not in rebuilt and old not in carried]
+        withdraw_after_rebuild(plan, scan, left_out, lambda old: store.document_chunks(old.doc_id, old.version))
         fresh.set_meta(_meta(job.settings, job.chunking, store.analysis))
     # A chunk ID hashes its doc_id@version: an old chunk survives only among its own version's new
     # chunks (one document's IDs in memory at a time, never the whole index's).
@@ -388,10 +388,10 @@ def _full_run(
         kept = {c.chunk_id for c in rewritten[key]} if key in rewritten else set()
         result.deleted += sum(1 for cid in old.chunk_ids if cid not in kept)
     for key, old in old_keys.items():
-        if key not in rebuilt and old not in carried:
-            plan.items.append(
-                PlannedDocument("removed", key, old.source, "not in the rebuilt index", delete=old.chunk_count)
-            )
+        if key not in rebuilt and old not in carried and key not in plan.withdrawn:
+            # as an incremental run says it, unless its file is there (refused: not in the rebuilt index)
+            reason = "not in the rebuilt index" if key in plan.present else gone_reason(old, scan)
+            plan.items.append(PlannedDocument("removed", key, old.source, reason, delete=old.chunk_count))
     result.total = store.counts()["totals"]["chunks"]
     _release_written(plan, result)
     return result, scan
@@ -433,7 +433,20 @@ def _give_reason(plan: Plan, reason: str) -> None:
 def _under_lock(store: Store, job: _Job, ahead: FolderAhead | None, *, strict: bool, wait_s: float) -> RunResult:
     # Everything is read under the lock: a run never plans against a store another run replaced.
     with store.lock(_owner(), wait_s=wait_s):
-        return _strict_run(store, job, ahead) if strict else _locked_run(store, job, ahead)
+        # Waited: the run it waited for may have replaced the build (a --full); what this run repairs and
+        # reports of access must be the build it works on.
+        access_changes = _follow_roles(store, job.settings, False, job.full) if wait_s > 0 else []
+        result = _strict_run(store, job, ahead) if strict else _locked_run(store, job, ahead)
+        result.access_changes = access_changes
+        return result
+
+
+def _follow_roles(store: Store, settings: Settings, dry_run: bool, full: bool) -> list[str]:
+    """Every alias as [roles] says (a dry run only reports the differences), and the roles recorded."""
+    changes = store.reconcile_access(settings.roles, check=dry_run, full=full)
+    if not dry_run:
+        _record_roles(store, settings)
+    return changes
 
 
 def _record_roles(store: Store, settings: Settings) -> None:

@@ -98,8 +98,6 @@ class Plan:
     to_remove: list[DocumentRecord] = field(default_factory=list)
     problems: list[DocumentProblems] = field(default_factory=list)
     overrides: list[str] = field(default_factory=list)
-    # sources of problems that are folders, not documents (not counted as rejected documents)
-    folders: frozenset[str] = frozenset()
     # doc_ids whose valid new version was refused (by the chunker or the store): their stored
     # versions are kept while no valid version replaces them (see ingest.kept)
     held: set[str] = field(default_factory=set)
@@ -194,13 +192,20 @@ def _metadata_differs(doc: ScannedDocument, old: DocumentRecord) -> list[str]:
     return [f for f in METADATA_FIELDS if new[f] != getattr(old, f)]
 
 
+class ChangedWhileRead(UnreadableFile):
+    """The file had other bytes when read again than when the scan hashed it (it is being written)."""
+
+    def __init__(self) -> None:
+        super().__init__("the file changed while this run was reading it; the next run picks it up")
+
+
 def parsed_document(doc: ScannedDocument, root: Path) -> SourceDocument:
     """The document with its body parsed: a scan may have skipped it (bytes already stored)."""
     if isinstance(doc, SourceDocument):
         return doc
     data = read_document(Path(root) / doc.source)
     if hashlib.sha256(data).hexdigest() != doc.sha256:
-        raise UnreadableFile("the file changed while this run was reading it; run again")
+        raise ChangedWhileRead()
     return SourceDocument(doc.source, doc.sha256, parse_bytes(data, doc.source), doc.meta, doc.format)
 
 
@@ -234,7 +239,7 @@ def plan_sync(
     Only documents that must be written are parsed (if the scan skipped them) and chunked.
     """
     stored_by_key = {} if full else {r.key: r for r in stored}
-    plan = Plan(problems=list(scan.problems), folders=frozenset(scan.unreadable_folders))
+    plan = Plan(problems=list(scan.problems))
     # files rejected by the scan: their stored versions stay only as visible as the folder now says
     plan.claims = scan_claims(scan, previous.values() if full and previous else stored_by_key.values())
     # A version withdrawn by an earlier run stays withdrawn while its file is in the folder: not taken
@@ -243,20 +248,14 @@ def plan_sync(
     plan.tombstones = {key: sha for key, sha in (tombstones or {}).items() if key in in_folder}
     for doc in scan.documents:
         old = stored_by_key.get(doc.meta.key)
-        if old is None and _edited_after_withdrawal(plan, doc, accept_edits, scan.root, chunking):
-            continue
-        edited = old is not None and old.source_sha256 != doc.sha256 and not accept_edits
-        metadata_only = edited and old is not None and _same_text(doc, old, scan.root, chunking, stored_chunks)
         prior = (previous or {}).get(doc.meta.key) if full else None
-        if prior is not None and prior.source_sha256 != doc.sha256 and not accept_edits:
-            # A rebuild is no way around the edit check: the live store's version is the reference.
-            if not _same_text(doc, prior, scan.root, chunking, stored_chunks):
-                _refuse_edit(plan, doc, prior)
-                if prior.key not in plan.withdrawn:
-                    plan.held.add(doc.meta.doc_id)  # the live version is carried into the rebuild
-                continue
-            metadata_only = True
-        _plan_document(plan, doc, old, scan.root, chunking, accept_edits or metadata_only, early, metadata_only)
+        try:
+            _plan_scanned(plan, doc, old, prior, scan.root, chunking, accept_edits, early, stored_chunks)
+        except ChangedWhileRead as exc:
+            # Read again to compare its text with the stored one, it had other bytes: neither an edit
+            # nor a new text, just a file caught mid-change (refused, its stored version kept or
+            # withdrawn by what it declares, as for any refused file).
+            _refuse(plan, doc, old or prior, f"{doc.source}: unreadable file: {exc}", str(exc))
     if early is not None:
         early.undo_rejected()
     _plan_removals(plan, scan, stored_by_key)
@@ -265,6 +264,34 @@ def plan_sync(
             if old.key in plan.withdrawn:
                 plan.tombstones[old.key] = text_digest(stored_chunks(old))
     return plan
+
+
+def _plan_scanned(
+    plan: Plan,
+    doc: ScannedDocument,
+    old: DocumentRecord | None,
+    prior: DocumentRecord | None,
+    root: Path,
+    chunking: ChunkSettings,
+    accept_edits: bool,
+    early: _EarlyWriter | None,
+    stored_chunks: Callable[[DocumentRecord], list[Chunk]] | None,
+) -> None:
+    """One valid document of the scan against its stored version (``prior``: the live one, in a
+    --full rebuild). Raises ChangedWhileRead when its file changed since the scan read it."""
+    if old is None and _edited_after_withdrawal(plan, doc, accept_edits, root, chunking):
+        return
+    edited = old is not None and old.source_sha256 != doc.sha256 and not accept_edits
+    metadata_only = edited and old is not None and _same_text(doc, old, root, chunking, stored_chunks)
+    if prior is not None and prior.source_sha256 != doc.sha256 and not accept_edits:
+        # A rebuild is no way around the edit check: the live store's version is the reference.
+        if not _same_text(doc, prior, root, chunking, stored_chunks):
+            _refuse_edit(plan, doc, prior)
+            if prior.key not in plan.withdrawn:
+                plan.held.add(doc.meta.doc_id)  # the live version is carried into the rebuild
+            return
+        metadata_only = True
+    _plan_document(plan, doc, old, root, chunking, accept_edits or metadata_only, early, metadata_only)
 
 
 def text_digest(chunks: Iterable[Chunk]) -> str:
@@ -340,8 +367,12 @@ def _same_text(
 
 
 def _current_digest(doc: ScannedDocument, root: Path, chunking: ChunkSettings) -> str | None:
+    """The text digest of the file as it is now; None when it cannot be chunked (it is refused later
+    with the reason). ChangedWhileRead is raised: other bytes than the scan read are no edit."""
     try:
         return text_digest(chunk_document(parsed_document(doc, root), chunking))
+    except ChangedWhileRead:
+        raise
     except (OSError, UnreadableFile, ChunkLimitExceeded):
         return None
 
@@ -448,7 +479,8 @@ def _refuse(plan: Plan, doc: ScannedDocument, old: DocumentRecord | None, proble
 
 def _withdraw_rejected(plan: Plan, old: DocumentRecord, why: str, source: str = "") -> None:
     source = source or old.source
-    named = why if source != old.source else f"{source}: {why}"  # another file's reason names it already
+    # another file's reason names it already, as does a reason about its own file (ingest.kept)
+    named = why if source != old.source or why.startswith(f"{source}: ") else f"{source}: {why}"
     message = (
         f"{named}: the stored version {old.key} is withdrawn (never kept readable under "
         "access, dates or status the folder may no longer give); fix the file and the next run indexes it"
@@ -476,9 +508,6 @@ def _withdraw(plan: Plan, old: DocumentRecord, why: str, message: str, source: s
 def _plan_removals(plan: Plan, scan: CorpusScan, stored_by_key: Mapping[str, DocumentRecord]) -> None:
     """Stored versions the folder no longer has: removed, unless they must be kept (or withdrawn)."""
     rejected_sources = frozenset(p.source for p in scan.rejected)
-    versions_present: dict[str, list[str]] = {}
-    for doc in scan.documents:
-        versions_present.setdefault(doc.meta.doc_id, []).append(doc.meta.version)
     for key, old in sorted(stored_by_key.items()):
         if key in plan.present:
             continue
@@ -490,12 +519,33 @@ def _plan_removals(plan: Plan, scan: CorpusScan, stored_by_key: Mapping[str, Doc
             # What cannot be read or was rejected is a problem (exit 1), never a deletion.
             plan.items.append(PlannedDocument("kept", key, old.source, found.reason))
             continue
-        others = versions_present.get(old.doc_id)
-        reason = f"version {old.version} no longer in the folder" + (
-            f" (it has {', '.join(sorted(others))})" if others else ""
-        )
-        plan.items.append(PlannedDocument("removed", key, old.source, reason, delete=old.chunk_count))
+        plan.items.append(PlannedDocument("removed", key, old.source, gone_reason(old, scan), delete=old.chunk_count))
         plan.to_remove.append(old)
+
+
+def gone_reason(old: DocumentRecord, scan: CorpusScan) -> str:
+    """Why a stored version leaves when the folder simply no longer has it (naming the versions it has)."""
+    others = sorted(doc.meta.version for doc in scan.documents if doc.meta.doc_id == old.doc_id)
+    return f"version {old.version} no longer in the folder" + (f" (it has {', '.join(others)})" if others else "")
+
+
+def withdraw_after_rebuild(
+    plan: Plan,
+    scan: CorpusScan,
+    left_out: Iterable[DocumentRecord],
+    stored_chunks: Callable[[DocumentRecord], list[Chunk]],
+) -> None:
+    """In a --full rebuild, the live versions neither rebuilt nor carried over that an incremental run
+    would withdraw (a rejected file that narrows who may read them or when): reported and remembered
+    the same way ("withdrawn: …", the problem record, the tombstone), not as merely left out."""
+    rejected_sources = frozenset(p.source for p in scan.rejected)
+    for old in left_out:
+        if old.key in plan.withdrawn or old.key in plan.present:
+            continue
+        found = verdict(old, scan, plan.held, plan.claims, plan.replaced, rejected_sources)
+        if found is not None and not found.keep:
+            _withdraw_rejected(plan, old, found.reason, found.source)
+            plan.tombstones[old.key] = text_digest(stored_chunks(old))
 
 
 @dataclass
@@ -531,10 +581,9 @@ class RunResult:
                 "changed": plan.count("changed"),
                 "moved": plan.count("moved"),
                 "unchanged": plan.count("unchanged"),
-                # problem records of documents (not the one of inventory.yaml itself)
-                "rejected": sum(
-                    1 for p in plan.problems if p.source.startswith("documents/") and p.source not in plan.folders
-                ),
+                # problem records of documents and of unreadable folders under documents/ (each one
+                # rejected input, as in --junit; not the record of inventory.yaml itself)
+                "rejected": sum(1 for p in plan.problems if p.source.partition("/")[0] == "documents"),
                 "removed": plan.count("removed"),
                 "defaulted_access": self.defaulted_access,
             },

@@ -31,6 +31,8 @@ class VerifyResult:
     metadata_mismatch: list[str] = field(default_factory=list)
     # role aliases that do not match [roles], foreign indices in them, mappings changed by hand
     access_layout: list[str] = field(default_factory=list)
+    # folders under documents/ that could not be listed: the versions stored from them are not checked
+    unreadable_folders: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -89,8 +91,7 @@ def verify(
     texts = {doc.meta.key: doc.parsed.text for doc in scan.documents if isinstance(doc, SourceDocument)}
     records = {r.key: r for r in store.documents()}
     kept = _kept_for_rejected_files(scan, records, texts)
-    # A file edited without a version bump was refused by `run`; its stored chunks still
-    # cite the bytes the store indexed, so they are reported as such, not as untraceable.
+    # Edited without a version bump (refused by `run`): its chunks still cite the stored bytes (not untraceable).
     edited = sorted(
         d.meta.key for d in scan.documents if d.meta.key in records and records[d.meta.key].source_sha256 != d.sha256
     )
@@ -121,12 +122,11 @@ def verify(
             f"the store holds {count} chunks, its records list {listed_count}"
             + (f" ({twice} stored more than once under the same chunk ID)" if twice else "")
         )
-    missing = sorted(doc.source for doc in scan.documents if doc.meta.key not in records)
     stale = sorted(k for k in records if k not in texts and k not in kept)
     return VerifyResult(
         count,
         sorted(untraceable),
-        missing,
+        sorted(doc.source for doc in scan.documents if doc.meta.key not in records),  # missing in the store
         stale,
         sorted(orphans),
         incomplete,
@@ -134,6 +134,7 @@ def verify(
         edited,
         mismatches.lines(),
         access_layout,
+        list(scan.unreadable_folders),
     )
 
 

@@ -82,7 +82,7 @@ def _run_until_broken(
                 if group is None:
                     break
                 try:
-                    window.append((group, executor.submit(pool.task, group)))
+                    window.append((group, executor.submit(_each_within, pool.task, pool.item_timeout_s, group)))
                 except BrokenProcessPool:
                     broken = True  # this group was never sent: the next pool takes it
             if not window:
@@ -119,14 +119,54 @@ def _executor(pool: WorkerPool[Item, Result], workers: int) -> ProcessPoolExecut
 
     context = multiprocessing.get_context("spawn")
     return ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=pool.initializer, initargs=pool.initargs
+        max_workers=workers,
+        mp_context=context,
+        initializer=_start_worker,
+        initargs=(pool.initializer, pool.initargs),
     )
+
+
+def _start_worker(initializer: Callable[..., None], initargs: tuple[object, ...]) -> None:
+    """A parser process writes nothing to the run's stderr: what goes wrong in it reaches the run as
+    that file's problem (``on_death``), and what multiprocessing prints of a worker that dies under the
+    memory cap (its traceback, "Process SpawnProcess-7:") or a native library's chatter is no message
+    for the user."""
+    with contextlib.suppress(OSError):
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(quiet, 2)
+        os.close(quiet)
+    if hasattr(signal, "SIGALRM"):
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the per-file time limit ends this process (_each_within)
+    initializer(*initargs)
+
+
+ITEM_GRACE_S = 5.0  # the worker's own per-file limit comes after the run's, which names a file parsed alone
+
+
+def _each_within(task: Callable[[list[Item]], list[Result]], limit_s: float | None, items: list[Item]) -> list[Result]:
+    """``task`` over ``items`` one at a time, each within its own time limit: a native parser stuck on one
+    file (pdfium spinning in a failing mmap loop under the memory cap) cannot hold the worker for the whole
+    group's limit (files × limit). Past it, SIGALRM's default action ends this process: the pool breaks,
+    its groups are retried file by file, and the stuck file, alone, meets the run's limit (WORKER_TIMED_OUT)."""
+    timer = limit_s is not None and hasattr(signal, "setitimer")
+    results: list[Result] = []
+    try:
+        for item in items:
+            if timer:
+                signal.setitimer(signal.ITIMER_REAL, float(limit_s or 0) + ITEM_GRACE_S)
+            results.extend(task([item]))
+    finally:
+        if timer:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    return results
 
 
 def _alone(pool: WorkerPool[Item, Result], item: Item) -> Result:
     with _executor(pool, 1) as executor:
         try:
-            return executor.submit(pool.task, [item]).result(timeout=pool.timeout(1))[0]
+            return executor.submit(_each_within, pool.task, pool.item_timeout_s, [item]).result(
+                timeout=pool.timeout(1)
+            )[0]
         except BrokenProcessPool:
             return pool.on_death(item, WORKER_DIED)
         except MemoryError:

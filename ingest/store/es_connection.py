@@ -11,7 +11,7 @@ from typing import Any
 
 from elasticsearch import AuthenticationException, AuthorizationException, Elasticsearch
 
-from ingest.config import ConfigError, ConnectionConfig
+from ingest.config import ConfigError, ConnectionConfig, url_has_credentials
 
 _warned_no_verify = False
 
@@ -139,7 +139,7 @@ def _access_problem(chain: list[BaseException], text: str, config: ConnectionCon
                 how = "check the API key (ES_API_KEY / ELASTIC_API_KEY)"
             elif config and config.username:
                 how = "check ES_USERNAME / ES_PASSWORD"
-            elif config and config.url and "@" in config.url.split("//", 1)[-1].split("/", 1)[0]:
+            elif config and url_has_credentials(config.url):
                 how = "check the user and password in the store URL"
             else:
                 how = "no credentials were given: set ES_API_KEY or ES_USERNAME/ES_PASSWORD"

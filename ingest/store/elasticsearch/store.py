@@ -217,11 +217,13 @@ class ElasticsearchStore(IndexNames, SearchEntry):
 
     def _restore_missing_label_indices(self) -> list[str]:
         """A live label index deleted outside ingest (its records still list its chunks): the records
-        of every version under that label are dropped, then the index and its aliases are created
+        of every version under that label are dropped (their bytes kept as withdrawn versions, so an
+        edit without a version bump is still refused), then the index and its aliases are created
         again, so that this run writes those versions again from their files, as it does for the
         incomplete versions of a killed run (their chunk IDs are the same). In that order: a run killed
         in between leaves the index missing (found again by the next run) or the records gone (their
-        files are new to the next run), never an empty index behind records that list chunks."""
+        files are new to the next run, the same bytes only), never an empty index behind records that
+        list chunks."""
         layout = self._layout.read()
         if layout is None or not layout.documents:
             return []
@@ -233,18 +235,33 @@ class ElasticsearchStore(IndexNames, SearchEntry):
         if layout.documents in existing:
             query = {"terms": {"access": sorted(missing)}}
             order = [{"doc_id": "asc"}, {"version": "asc"}]
-            hits = list(self._t.scan(layout.documents, query, order, source=["access"], page=RECORDS_PAGE))
+            fields = ["access", "source_sha256"]
+            hits = list(self._t.scan(layout.documents, query, order, source=fields, page=RECORDS_PAGE))
             for hit in hits:
                 dropped[hit["_source"]["access"]] += 1
+            self._remember_dropped(hits)
             actions = [{"_op_type": "delete", "_index": layout.documents, "_id": hit["_id"]} for hit in hits]
             self._bulk_or_raise(actions, "dropping record {id} (its label index is missing) failed: {reason}")
         live = self._layout.ensure()
         self._label_index, self._documents_index = live.chunks, live.documents
         return [
             f"recreated {index} (the index of access label {label!r}, deleted outside ingest) and its aliases; "
-            f"the {dropped[label]} document version(s) stored under {label!r} are written again from their files"
+            f"the {dropped[label]} document version(s) stored under {label!r} are written again from their files "
+            "(a file edited without a version bump is refused and stays out)"
             for label, index in sorted(missing.items())
         ]
+
+    def _remember_dropped(self, hits: list[dict[str, Any]]) -> None:
+        """Before their records go, the bytes each version was indexed from are kept as withdrawn
+        versions (tombstones): a file edited without a version bump is then refused by the plan as
+        it would have been against its record, not written as new (the same bytes are written again)."""
+        from ingest.journal import TOMBSTONES, read_tombstones, tombstones_json  # only here: pulls the parsers
+
+        if not hits:
+            return
+        kept = read_tombstones(self._stored_meta())
+        kept |= {hit["_id"]: hit["_source"]["source_sha256"] for hit in hits if hit["_source"].get("source_sha256")}
+        self.set_meta({TOMBSTONES: tombstones_json(kept)})
 
     @contextmanager
     def full_rebuild(self) -> Iterator[ElasticsearchStore]:
