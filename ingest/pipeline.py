@@ -45,7 +45,7 @@ from ingest.plan import RunResult as RunResult
 from ingest.plan import ToWrite as ToWrite
 from ingest.plan import WrittenChunk as WrittenChunk
 from ingest.plan import WrittenChunks as WrittenChunks
-from ingest.plan import gone_reason, text_digest, visibility_changes, withdraw_after_rebuild
+from ingest.plan import gone_reason, repaired_counts, text_digest, visibility_changes, withdraw_after_rebuild
 from ingest.plan import keep_reason as keep_reason
 from ingest.plan import parsed_document as parsed_document
 from ingest.plan import plan_sync as plan_sync
@@ -355,6 +355,8 @@ def _full_run(
     """A rebuild into a fresh store swapped in at the end; the stored versions it must keep are carried."""
     old_keys = {r.key: r for r in stored}
     fingerprint = settings_fingerprint(job.chunking)
+    # chunks no record lists (a killed run's) go with the old build: reported as a repair would
+    orphans = max(0, store.counts()["totals"]["chunks"] - sum(r.chunk_count for r in stored))
     with store.full_rebuild() as fresh:
         early = _EarlyWriter(fresh, {}, job.chunking, job.batch_chunks, None)
         scan = _scan(job, stored, meta, True, early)
@@ -369,7 +371,9 @@ def _full_run(
             previous=old_keys,
         )
         _give_reason(plan, rebuild_reason)
-        result = RunResult(store.name, plan, scan.seen, defaulted_access=scan.defaulted_access)
+        result = RunResult(
+            store.name, plan, scan.seen, repaired=repaired_counts(orphans), defaulted_access=scan.defaulted_access
+        )
         result.written, result.errors = early.written, list(early.errors)
         tick = _ticker(job.progress, len(plan.to_write))
         _write_plan(fresh, plan, fingerprint, result, tick, job.batch_chunks, refused=early.refused)
@@ -420,6 +424,9 @@ def analysis_change(store: Store, stored: list[DocumentRecord], meta: Mapping[st
     recorded = meta.get("analysis")
     if (not meta and not stored) or recorded == store.analysis:
         return ""
+    if recorded is None and not stored:
+        # chunks or metadata but no document record: a first build that never finished
+        return "an earlier first build was interrupted; building again"
     if recorded is None:
         return f"search analysis not recorded (built by an older ingest); rebuilding with {store.analysis}"
     return f"search analysis changed ({recorded} → {store.analysis})"

@@ -548,6 +548,11 @@ def withdraw_after_rebuild(
             plan.tombstones[old.key] = text_digest(stored_chunks(old))
 
 
+def repaired_counts(orphan_chunks: int = 0, incomplete_documents: int = 0) -> dict[str, int]:
+    """What a repair reports (a run's ``repaired``): both keys always, so `--json` keeps its shape."""
+    return {"orphan_chunks": orphan_chunks, "incomplete_documents": incomplete_documents}
+
+
 @dataclass
 class RunResult:
     store: str
@@ -556,7 +561,7 @@ class RunResult:
     written: int = 0
     deleted: int = 0
     total: int = 0
-    repaired: dict[str, int] = field(default_factory=dict)
+    repaired: dict[str, int] = field(default_factory=repaired_counts)
     errors: list[ItemError] = field(default_factory=list)
     defaulted_access: int = 0
     elapsed_s: float = 0.0

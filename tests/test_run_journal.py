@@ -59,6 +59,37 @@ def test_a_killed_run_leaves_a_journal_of_what_it_touched_and_the_next_run_repai
         store.close()
 
 
+def test_a_killed_first_build_is_reported_as_repaired_by_the_next_run(tmp_path, target):
+    """A first build killed after its first chunk write leaves chunks and no record; the next run
+    builds again and says what it threw away, with `repaired` in the shape of every other run."""
+    import json
+
+    corpus = make_corpus(tmp_path / "corpus", n=12)
+    killed = subprocess.run(
+        [sys.executable, "-m", "tests.crash_run", "1", "run", str(corpus), *target.args(), "--json"],
+        capture_output=True,
+        cwd=ROOT,
+        env={**os.environ, "INGEST_WRITE_BATCH_CHUNKS": "1"},
+    )
+    assert killed.returncode == -signal.SIGKILL
+    done = subprocess.run(_cli("run", str(corpus), *target.args(), "--json"), capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["repaired"]["orphan_chunks"] >= 1 and report["repaired"]["incomplete_documents"] == 0
+    assert {item["reason"] for item in report["plan"]} == {"an earlier first build was interrupted; building again"}
+    plain = subprocess.run(_cli("run", str(corpus), *target.args()), capture_output=True, text=True)
+    assert json.loads(
+        subprocess.run(_cli("run", str(corpus), *target.args(), "--json"), capture_output=True, text=True).stdout
+    )["repaired"] == {"orphan_chunks": 0, "incomplete_documents": 0}
+    assert "repaired" not in plain.stdout
+    store = target.open(corpus)
+    try:
+        assert_equals_clean_build(corpus, store, tmp_path)
+        assert pipeline.verify(corpus, store, load_settings(corpus)).ok
+    finally:
+        store.close()
+
+
 class _NoChunkScan(SQLiteStore):
     """A real SQLite store that refuses to list every chunk key (what repair used to do each run)."""
 
