@@ -29,7 +29,16 @@ from ingest.parse._common import (
     join_line_offsets,
 )
 from ingest.parse.pdf_info import _read_information
-from ingest.parse.pdf_lines import _MARKER, _SHY, PARAGRAPH_GAP, Line, OutlineEntry, _outline, _page_lines
+from ingest.parse.pdf_lines import (
+    _MARKER,
+    _SHY,
+    PARAGRAPH_GAP,
+    DocumentMemo,
+    Line,
+    OutlineEntry,
+    _outline,
+    _page_lines,
+)
 from ingest.parse.pdf_running import _body_size, _with_hyphens_resolved, _without_running_lines
 from ingest.parse.pdf_table_rows import with_wrapped_rows_joined
 from ingest.parse.pdf_tags import TagHeadings, document_headings
@@ -111,14 +120,14 @@ def _read_pages_and_outline(data: bytes) -> tuple[list[list[Line]], list[Outline
         raise UnreadableFile("not a PDF") from None
     try:
         pages: list[list[Line]] = []
-        fonts: dict[tuple[bytes, int], tuple[bool, bool]] = {}  # one document's fonts, looked at once
+        memo = DocumentMemo()  # one document's fonts, looked at once
         tags = TagHeadings(document, data)  # a tagged PDF's headings, read while each page is open
         for index in range(len(document)):
             page = document[index]
             try:
                 textpage = page.get_textpage()
                 try:
-                    pages.append(_page_lines(textpage, index + 1, fonts))
+                    pages.append(_page_lines(textpage, index + 1, memo))
                     tags.read_page(page, textpage, index + 1)
                 finally:
                     textpage.close()
