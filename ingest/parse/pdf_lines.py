@@ -322,12 +322,12 @@ def _wide_gap_between_rects(out: _Outputs, raw: Any, count: int, size: float) ->
     """Whether two consecutive text rectangles (of the range last given to FPDFText_CountRects)
     lie further apart than a cell gap."""
     get_rect, left, right = _GET_RECT, out.left, out.right
-    refs = out.left_ref, out.top_ref, out.right_ref, out.bottom_ref
+    left_ref, top_ref, right_ref, bottom_ref = out.left_ref, out.top_ref, out.right_ref, out.bottom_ref
     limit = CELL_GAP_GENERATED * max(size, 1.0)
-    get_rect(raw, 0, *refs)
+    get_rect(raw, 0, left_ref, top_ref, right_ref, bottom_ref)
     previous_right = right.value
     for index in range(1, count):
-        get_rect(raw, index, *refs)
+        get_rect(raw, index, left_ref, top_ref, right_ref, bottom_ref)
         if left.value - previous_right > limit:
             return True
         previous_right = right.value
@@ -404,12 +404,11 @@ def _cells(
         pieces.append(line[cell_start:end])
         cell_start = start
     pieces.append(line[cell_start:])
-    # (a plain piece, cut at gaps, has a word: not empty)
-    texts = (
-        [" ".join(piece.split()) for piece in pieces]
-        if words is not None
-        else [cell for cell in map(_clean, pieces) if cell]
-    )
+    # (a plain piece, cut at gaps, has a word: not empty; a single-spaced line's pieces are their text)
+    if words is None:
+        texts = [cell for cell in map(_clean, pieces) if cell]
+    else:
+        texts = pieces if text == line else [" ".join(piece.split()) for piece in pieces]
     if len(texts) > 1 and _MARKER.fullmatch(texts[0]):
         texts[:2] = [f"{texts[0]} {texts[1]}"]  # a list bullet set apart from its item
     return tuple(texts)
