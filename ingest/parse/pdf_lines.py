@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -232,17 +233,32 @@ def _unclean_line_text(stripped: str) -> str | None:
     return _clean(stripped)
 
 
+def _line_texts(chars: str) -> Iterator[tuple[int, str, str, list[str] | None]]:
+    """(char index of its first character, characters, text, words or None) of each line of a page's
+    characters: a plain line's words, None for a line cleaned (see _clean); lines of controls left out."""
+    needs_cleaning = None if _NEEDS_CLEANING.search(chars) is None else _NEEDS_CLEANING.search  # (a plain page)
+    end = 0  # of the previous line and its break
+    for segment in (chars.replace("\r", "\n") if "\r" in chars else chars).split("\n"):
+        first, end = end, end + len(segment) + 1
+        stripped = segment.strip()
+        if not stripped:
+            continue
+        first += 0 if stripped is segment else segment.find(stripped)
+        if needs_cleaning is None or needs_cleaning(stripped) is None:  # most lines, even on pages with a hyphen mark
+            words = stripped.split()
+            yield first, stripped, stripped if len(words) == 1 else " ".join(words), words
+        elif (text := _unclean_line_text(stripped)) is not None:
+            yield first, stripped, text, None
+
+
+# A line is what pdfium's text puts between two line breaks (\r, \n), without the whitespace around
+# it. pdfium's text rectangles of a line break where its text object changes. Word gaps are measured
+# one by one only when two objects lie a cell gap apart (table cells, "1 Introduction" in most
+# generators); a line whose objects follow each other closely is prose, and skipping the measuring
+# saves most of pdfium's calls. A line without a word gap is one cell however its objects lie: not asked.
 def _page_lines(textpage: pdfium.PdfTextPage, page: int, memo: DocumentMemo) -> list[Line]:
     """The page's lines: each one's text, first character's baseline origin, size and font, and
-    where its text objects lie a cell gap apart, its cells.
-
-    A line is what pdfium's text puts between two line breaks (\\r, \\n), without the whitespace
-    around it. pdfium's text rectangles of a line break where its text object changes. Word
-    gaps are measured one by one only when two objects lie a cell gap apart (table cells, "1
-    Introduction" in most generators); a line whose objects follow each other closely is
-    prose, and skipping the measuring saves most of pdfium's calls. A line without a word gap
-    is one cell however its objects lie: not asked.
-    """
+    where its text objects lie a cell gap apart, its cells (see above)."""
     chars = _page_chars(textpage)
     if not chars or chars.isspace():
         return []
@@ -253,26 +269,9 @@ def _page_lines(textpage: pdfium.PdfTextPage, page: int, memo: DocumentMemo) -> 
     left, bottom, matrix = out.left, out.bottom, out.matrix
     left_ref, bottom_ref = out.left_ref, out.bottom_ref
     matrix_ref, name, name_ref, flags, flags_ref = out.matrix_ref, out.name, out.name_ref, out.flags, out.flags_ref
-    needs_cleaning = None if _NEEDS_CLEANING.search(chars) is None else _NEEDS_CLEANING.search  # (a plain page)
     lines: list[Line] = []
-    end = 0  # of the previous line and its break
-    for segment in (chars.replace("\r", "\n") if "\r" in chars else chars).split("\n"):
-        first, end = end, end + len(segment) + 1
-        stripped = segment.strip()
-        if not stripped:
-            continue
-        if stripped is not segment:
-            first += segment.find(stripped)
-        words: list[str] | None = None  # a plain line's words
-        if needs_cleaning is None or needs_cleaning(stripped) is None:  # most lines, even on pages with a hyphen mark
-            words = stripped.split()
-            text = stripped if len(words) == 1 else " ".join(words)
-        elif (unclean := _unclean_line_text(stripped)) is None:
-            continue
-        else:
-            text = unclean
-        # the size the character is drawn at: its font size (the Tf operand alone; many
-        # producers use 1 Tf) scaled by its text and page matrices
+    for first, stripped, text, words in _line_texts(chars):
+        # the size it is drawn at: its font size (the Tf operand; many use 1 Tf) scaled by its matrices
         size: float = get_font_size(raw, first)
         if get_matrix(raw, first, matrix_ref):
             scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
@@ -295,8 +294,7 @@ def _page_lines(textpage: pdfium.PdfTextPage, page: int, memo: DocumentMemo) -> 
         bold, mono = fonts.get(font) or _font_style(raw, first, font, fonts)
         if (bold or mono) and len(stripped) > 1:
             bold, mono = _line_style(out, raw, first, first + len(stripped) - 1, rects, fonts, bold, mono)
-        # the frozen Line, its fields set in one step (its __init__ sets each through
-        # object.__setattr__, which costs three times as much)
+        # the frozen Line, its fields set directly (its __init__'s object.__setattr__ costs 3 times as much)
         line: Line = _new(Line)
         fields = line.__dict__
         fields["page"], fields["text"], fields["cells"], fields["x"], fields["y"] = page, text, cells, x, y
