@@ -10,7 +10,7 @@ from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
 from ingest.model import ParsedDocument, UnreadableFile
-from ingest.parse import parse_bytes
+from ingest.parse import parse_bytes, read_metadata
 
 WIDTH, HEIGHT = A4
 TABLE = [("Product", "Years", "Region")] + [(f"Item {i}", str(i % 3 + 1), "EU") for i in range(1, 41)]
@@ -413,3 +413,22 @@ def test_outline_titles_compare_ascii_and_other_lines_alike() -> None:
     ):
         whole = _NON_ALNUM.sub("", text).casefold()
         assert whole in _comparable(text) or not whole
+
+
+@pytest.mark.parametrize(
+    ("info", "fields"),
+    [
+        # the dictionary heads a stream pypdf cannot read (no /Length, no line end): pypdf refuses it,
+        # so nothing of it is taken, though its entries alone would read
+        (b"<< /Title (Minutes) /access (public) >>\nstreamX", {}),
+        # a well-formed stream's dictionary: pypdf reads it, and a key given twice keeps both values
+        (
+            b"<< /Title (Minutes) /access (public) /access (staff) /Length 3 >>\nstream\nabc\nendstream",
+            {"title": "Minutes", "access": ["public", "staff"], "length": 3},
+        ),
+    ],
+)
+def test_an_information_dictionary_pypdf_refuses_gives_no_fields(info: bytes, fields: dict[str, object]) -> None:
+    pdf = hand_made_pdf(b"BT /F1 12 Tf 72 700 Td (Board minutes.) Tj ET", info)
+    assert parse_bytes(pdf, "minutes.pdf").metadata == fields
+    assert read_metadata(pdf, "minutes.pdf") == fields

@@ -13,9 +13,11 @@ over a page (or column) break stays one block and lists both pages.
 
 from __future__ import annotations
 
+import gc
 import logging
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -29,7 +31,16 @@ from ingest.parse._common import (
     join_line_offsets,
 )
 from ingest.parse.pdf_info import _read_information
-from ingest.parse.pdf_lines import _MARKER, _SHY, PARAGRAPH_GAP, Line, OutlineEntry, _outline, _page_lines
+from ingest.parse.pdf_lines import (
+    _MARKER,
+    _SHY,
+    PARAGRAPH_GAP,
+    DocumentMemo,
+    Line,
+    OutlineEntry,
+    _outline,
+    _page_lines,
+)
 from ingest.parse.pdf_running import _body_size, _with_hyphens_resolved, _without_running_lines
 from ingest.parse.pdf_table_rows import with_wrapped_rows_joined
 from ingest.parse.pdf_tags import TagHeadings, document_headings
@@ -86,6 +97,27 @@ def read_pdf_metadata(data: bytes) -> dict[str, Any]:
 
 
 def parse_pdf(data: bytes) -> ParsedDocument:
+    with _collector_paused():
+        return _parse(data)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cycle collector paused while a document is parsed (when it runs: a caller may have paused
+    it): a parse makes a Line, its text and cells for every line and keeps them to its end, so each
+    collection on the way walks them all again (3-5 % of a parse). The parse leaves few cycles
+    (pypdf's reader): the next collection after it takes them."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _parse(data: bytes) -> ParsedDocument:
     metadata = _read_information(data)
     pages, outline = _read_pages_and_outline(data)
     if not any(pages):
@@ -111,14 +143,14 @@ def _read_pages_and_outline(data: bytes) -> tuple[list[list[Line]], list[Outline
         raise UnreadableFile("not a PDF") from None
     try:
         pages: list[list[Line]] = []
-        fonts: dict[tuple[bytes, int], tuple[bool, bool]] = {}  # one document's fonts, looked at once
+        memo = DocumentMemo()  # one document's fonts, looked at once
         tags = TagHeadings(document, data)  # a tagged PDF's headings, read while each page is open
         for index in range(len(document)):
             page = document[index]
             try:
                 textpage = page.get_textpage()
                 try:
-                    pages.append(_page_lines(textpage, index + 1, fonts))
+                    pages.append(_page_lines(textpage, index + 1, memo))
                     tags.read_page(page, textpage, index + 1)
                 finally:
                     textpage.close()
@@ -146,8 +178,14 @@ def _document_style(lines: Sequence[Line]) -> _Style:
     bold_chars = sum(len(line.text) for line in prose if line.bold)
     body_bold = bold_chars * 2 > sum(len(line.text) for line in prose)
     style = _Style(body_size, body_bold, {})
+    # (_heading_style's first test, inlined: most lines are neither larger nor bold)
+    larger = max(body_size + HEADING_SIZE_STEP, body_size * 1.1)
     heading_styles = sorted(
-        {(line.size, line.bold) for line in lines if _heading_style(line, style)},
+        {
+            (line.size, line.bold)
+            for line in lines
+            if (line.size >= larger or (line.bold and not body_bold)) and _heading_style(line, style)
+        },
         key=lambda key: (-key[0], not key[1]),
     )
     return _Style(body_size, body_bold, {key: min(rank + 1, 6) for rank, key in enumerate(heading_styles)})

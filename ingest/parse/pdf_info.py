@@ -55,10 +55,14 @@ def _add_declared(given: list[Any], value: Any) -> None:
 def _information_fields(reader: PdfReader) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     try:
-        info = reader.metadata
-        entries = _raw_info_entries(reader)
-        if entries is None:  # not re-readable: pypdf's dictionary (which keeps one value per key)
-            entries = [(str(key), info[key]) for key in list(info.keys())] if info is not None else []
+        entries, alone = _raw_info_entries(reader)
+        if entries is None or not alone:
+            # pypdf's own reading: it may fail (no fields then), and repair where the object lies
+            info = reader.metadata
+            if entries is None:
+                entries = _raw_info_entries(reader)[0]
+            if entries is None:  # not re-readable: pypdf's dictionary (which keeps one value per key)
+                entries = [(str(key), info[key]) for key in list(info.keys())] if info is not None else []
         values_by_name: dict[str, list[Any]] = {}
         for key, value in entries:
             name = key.lstrip("/").lower()
@@ -92,30 +96,42 @@ def _information_fields(reader: PdfReader) -> dict[str, Any]:
     return fields
 
 
-def _raw_info_entries(reader: PdfReader) -> list[tuple[str, Any]] | None:
-    """Every (key, value) of the document information dictionary in file order, duplicates kept.
+def _raw_info_entries(reader: PdfReader) -> tuple[list[tuple[str, Any]] | None, bool]:
+    """Every (key, value) of the document information dictionary in file order, duplicates kept,
+    and whether that reading stands alone.
 
     pypdf's DictionaryObject keeps only the first of two equal keys (with a log warning), so the
     dictionary is read again entry by entry with pypdf's own object reader. None when the
     dictionary is not a plain indirect object at a known offset (inline in the trailer, in an
-    object stream, or damaged): then pypdf's dictionary is used as is.
+    object stream, or damaged): then pypdf's dictionary is used as is. The reading stands alone
+    (pypdf's dictionary, which costs as much again, is not needed) unless pypdf would read the
+    object elsewhere (from an object stream) or further (a stream after the dictionary), where
+    it may fail.
     """
     reference = reader.trailer.raw_get("/Info") if "/Info" in reader.trailer else None
     if not isinstance(reference, IndirectObject):
-        return None
+        return None, False
     start = reader.xref.get(reference.generation, {}).get(reference.idnum)
     if not isinstance(start, int):
-        return None
+        return None, False
+    alone = not (reference.generation == 0 and reference.idnum in reader.xref_objStm)
+    return _entries_at(reader, reference, start, alone)
+
+
+def _entries_at(
+    reader: PdfReader, reference: IndirectObject, start: int, alone: bool
+) -> tuple[list[tuple[str, Any]] | None, bool]:
+    """The entries of the dictionary object ``reference`` at offset ``start`` (see _raw_info_entries)."""
     stream = reader.stream
     saved = stream.tell()
     try:
         stream.seek(start)
         if reader.read_object_header(stream) != (reference.idnum, reference.generation):
-            return None
+            return None, False
         read_non_whitespace(stream)
         stream.seek(-1, 1)
         if stream.read(2) != b"<<":
-            return None
+            return None, False
         entries: list[tuple[str, Any]] = []
         for _ in range(_MAX_INFO_ENTRIES):
             token = read_non_whitespace(stream)
@@ -124,24 +140,34 @@ def _raw_info_entries(reader: PdfReader) -> list[tuple[str, Any]] | None:
                 skip_over_comment(stream)
                 continue
             if token == b">":
-                return entries
+                return entries, alone and not _stream_follows(stream)
             if not token:
-                return None
+                return None, False
             stream.seek(-1, 1)
             key = read_object(stream, reader)
             if not isinstance(key, NameObject):
-                return None
+                return None, False
             read_non_whitespace(stream)
             stream.seek(-1, 1)
             entries.append((str(key), read_object(stream, reader)))
-        return None
+        return None, False
     except Exception:  # noqa: BLE001 - a dictionary pypdf cannot re-read falls back to pypdf's view
-        return None
+        return None, False
     finally:
         stream.seek(saved)
 
 
 _MAX_INFO_ENTRIES = 10_000
+
+
+def _stream_follows(stream: Any) -> bool:
+    """Whether the dictionary whose closing ``>`` was just read is a stream's (as pypdf checks it);
+    True when that cannot be told."""
+    try:
+        stream.read(1)
+        return bool(read_non_whitespace(stream) == b"s" and stream.read(5) == b"tream")
+    except Exception:  # noqa: BLE001 - whatever pypdf makes of it, it reads further than the dictionary
+        return True
 
 
 def _plain_value(value: Any) -> Any:

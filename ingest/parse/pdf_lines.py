@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -189,11 +190,6 @@ def _safe_char(code: int) -> str:
     return chr(code)
 
 
-# A line's text without the whitespace around it: from its first non-space character to its
-# last, never across pdfium's line breaks (\r\n; \s and \S agree with str.isspace).
-_LINE_TEXT = re.compile(r"\S(?:[^\r\n]*\S)?")
-
-
 # Characters that need more than spaces collapsed (see _clean); a page without any is
 # cleaned by splitting at whitespace alone.
 _NEEDS_CLEANING = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ue000-\uf8ff\ufffd\ufffe]")
@@ -218,33 +214,93 @@ class _Outputs:
         self.matrix_ref = ctypes.byref(self.matrix)
 
 
+class DocumentMemo:
+    """What one document's pages share: its fonts' styles, looked at once, and positions rounded
+    once (a margin, a baseline recurs on every page; ``round`` to a digit costs 5 dict lookups)."""
+
+    def __init__(self) -> None:
+        self.fonts: FontStyles = {}
+        self.rounded: dict[float, float] = {}
+
+
 _new = object.__new__
 
 
-def _new_line(
-    page: int, text: str, cells: tuple[str, ...], x: float, y: float, size: float, bold: bool, mono: bool
-) -> Line:
-    """``Line(page, text, cells, x, y, size, bold, mono)``: the same frozen instance, its fields
-    set in one step (the dataclass's own ``__init__`` sets each through ``object.__setattr__``,
-    which costs three times as much, and this runs for every line of every page)."""
-    line: Line = _new(Line)
-    line.__dict__.update(page=page, text=text, cells=cells, x=x, y=y, size=size, bold=bold, mono=mono)
-    return line
-
-
-def _line_text(stripped: str, page_plain: bool) -> tuple[str, bool, bool] | None:
-    """(text, spaced, plain) of a line's characters; None for a line of control characters only."""
-    plain = page_plain or _NEEDS_CLEANING.search(stripped) is None  # most lines, even on pages with a hyphen mark
-    if plain:
-        words = stripped.split()
-        if len(words) == 1:
-            return stripped, False, True
-        text = " ".join(words)
-    elif not strip_controls(stripped).strip():
+def _unclean_line_text(stripped: str) -> str | None:
+    """The text of a line with characters to clean (see _clean); None for controls only."""
+    if not strip_controls(stripped).strip():
         return None
-    else:
-        text = _clean(stripped)
-    return text, " " in stripped or "\t" in stripped or "\xa0" in stripped, plain
+    return _clean(stripped)
+
+
+def _line_texts(chars: str) -> Iterator[tuple[int, str, str, list[str] | None]]:
+    """(char index of its first character, characters, text, words or None) of each line of a page's
+    characters: a plain line's words, None for a line cleaned (see _clean); lines of controls left out."""
+    needs_cleaning = None if _NEEDS_CLEANING.search(chars) is None else _NEEDS_CLEANING.search  # (a plain page)
+    end = 0  # of the previous line and its break
+    for segment in (chars.replace("\r", "\n") if "\r" in chars else chars).split("\n"):
+        first, end = end, end + len(segment) + 1
+        stripped = segment.strip()
+        if not stripped:
+            continue
+        first += 0 if stripped is segment else segment.find(stripped)
+        if needs_cleaning is None or needs_cleaning(stripped) is None:  # most lines, even on pages with a hyphen mark
+            words = stripped.split()
+            yield first, stripped, stripped if len(words) == 1 else " ".join(words), words
+        elif (text := _unclean_line_text(stripped)) is not None:
+            yield first, stripped, text, None
+
+
+# A line is what pdfium's text puts between two line breaks (\r, \n), without the whitespace around
+# it. pdfium's text rectangles of a line break where its text object changes. Word gaps are measured
+# one by one only when two objects lie a cell gap apart (table cells, "1 Introduction" in most
+# generators); a line whose objects follow each other closely is prose, and skipping the measuring
+# saves most of pdfium's calls. A line without a word gap is one cell however its objects lie: not asked.
+def _page_lines(textpage: pdfium.PdfTextPage, page: int, memo: DocumentMemo) -> list[Line]:
+    """The page's lines: each one's text, first character's baseline origin, size and font, and
+    where its text objects lie a cell gap apart, its cells (see above)."""
+    chars = _page_chars(textpage)
+    if not chars or chars.isspace():
+        return []
+    raw, out, fonts, rounded = textpage.raw, _Outputs(), memo.fonts, memo.rounded
+    # pdfium's calls, output values and helpers bound to locals: this loop runs for every line
+    get_font_size, get_matrix, count_rects = _GET_FONT_SIZE, _GET_MATRIX, _COUNT_RECTS
+    get_char_origin, get_font_info = _GET_CHAR_ORIGIN, _GET_FONT_INFO
+    left, bottom, matrix = out.left, out.bottom, out.matrix
+    left_ref, bottom_ref = out.left_ref, out.bottom_ref
+    matrix_ref, name, name_ref, flags, flags_ref = out.matrix_ref, out.name, out.name_ref, out.flags, out.flags_ref
+    lines: list[Line] = []
+    for first, stripped, text, words in _line_texts(chars):
+        # the size it is drawn at: its font size (the Tf operand; many use 1 Tf) scaled by its matrices
+        size: float = get_font_size(raw, first)
+        if get_matrix(raw, first, matrix_ref):
+            scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
+            if scale > 0:
+                size *= scale
+        rects = -1  # not counted
+        cells: tuple[str, ...] = (text,)
+        if (words is None or len(words) > 1) and (" " in stripped or "\t" in stripped or "\xa0" in stripped):
+            rects = count_rects(raw, first, len(stripped))
+            if rects > 1 and _wide_gap_between_rects(out, raw, rects, size):
+                cells = _cells(out, raw, stripped, first, text, size, words)
+        get_char_origin(raw, first, left_ref, bottom_ref)
+        x, y = rounded.get(left.value), rounded.get(bottom.value)
+        if x is None:
+            x = rounded[left.value] = round(left.value, 1)
+        if y is None:
+            y = rounded[bottom.value] = round(bottom.value, 1)
+        # (bold, monospace) of the first character's font: a font's name and flags identify it
+        font = (name.value, flags.value) if get_font_info(raw, first, name_ref, 256, flags_ref) > 0 else (b"", 0)
+        bold, mono = fonts.get(font) or _font_style(raw, first, font, fonts)
+        if (bold or mono) and len(stripped) > 1:
+            bold, mono = _line_style(out, raw, first, first + len(stripped) - 1, rects, fonts, bold, mono)
+        # the frozen Line, its fields set directly (its __init__'s object.__setattr__ costs 3 times as much)
+        line: Line = _new(Line)
+        fields = line.__dict__
+        fields["page"], fields["text"], fields["cells"], fields["x"], fields["y"] = page, text, cells, x, y
+        fields["size"], fields["bold"], fields["mono"] = round(size * 2) / 2, bold, mono
+        lines.append(line)
+    return lines
 
 
 def _line_style(
@@ -260,76 +316,16 @@ def _line_style(
     return bold and last_bold, mono and last_mono
 
 
-def _page_lines(textpage: pdfium.PdfTextPage, page: int, fonts: FontStyles) -> list[Line]:
-    """The page's lines: each one's text, first character's baseline origin, size and font, and
-    where its text objects lie a cell gap apart, its cells.
-
-    pdfium's text rectangles of a line break where its text object changes. Word gaps are
-    measured one by one only when two objects lie a cell gap apart (table cells, "1
-    Introduction" in most generators); a line whose objects follow each other closely is
-    prose, and skipping the measuring saves most of pdfium's calls. A line without a word gap
-    is one cell however its objects lie: not asked.
-    """
-    chars = _page_chars(textpage)
-    if not chars or chars.isspace():
-        return []
-    raw = textpage.raw
-    out = _Outputs()
-    # pdfium's calls, output values and helpers bound to locals: this loop runs for every line
-    get_font_size, get_matrix, count_rects = _GET_FONT_SIZE, _GET_MATRIX, _COUNT_RECTS
-    get_char_origin, get_font_info = _GET_CHAR_ORIGIN, _GET_FONT_INFO
-    left, bottom, matrix = out.left, out.bottom, out.matrix
-    left_ref, bottom_ref = out.left_ref, out.bottom_ref
-    matrix_ref, name, name_ref, flags, flags_ref = out.matrix_ref, out.name, out.name_ref, out.flags, out.flags_ref
-    page_plain = _NEEDS_CLEANING.search(chars) is None
-    new_line, line_text = _new_line, _line_text
-    lines: list[Line] = []
-    append = lines.append
-    for match in _LINE_TEXT.finditer(chars):
-        stripped = match.group()
-        first = match.start()
-        last = match.end() - 1
-        found = line_text(stripped, page_plain)
-        if found is None:
-            continue
-        text, spaced, plain = found
-        # the size the character is drawn at: its font size (the Tf operand alone; many
-        # producers use 1 Tf) scaled by its text and page matrices
-        size: float = get_font_size(raw, first)
-        if get_matrix(raw, first, matrix_ref):
-            scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
-            if scale > 0:
-                size *= scale
-        rects = -1  # not counted
-        cells: tuple[str, ...] = (text,)
-        if spaced:
-            rects = count_rects(raw, first, last - first + 1)
-            if rects > 1 and _wide_gap_between_rects(out, raw, rects, size):
-                cells = _cells(out, raw, stripped, first, text, size, plain)
-        get_char_origin(raw, first, left_ref, bottom_ref)
-        origin_x, origin_y = left.value, bottom.value
-        # (bold, monospace) of the first character's font: a font's name and flags identify it
-        font = (name.value, flags.value) if get_font_info(raw, first, name_ref, 256, flags_ref) > 0 else (b"", 0)
-        style = fonts.get(font)
-        if style is None:
-            style = _font_style(raw, first, font, fonts)
-        bold, mono = style
-        if (bold or mono) and last != first:
-            bold, mono = _line_style(out, raw, first, last, rects, fonts, bold, mono)
-        append(new_line(page, text, cells, round(origin_x, 1), round(origin_y, 1), round(size * 2) / 2, bold, mono))
-    return lines
-
-
 def _wide_gap_between_rects(out: _Outputs, raw: Any, count: int, size: float) -> bool:
     """Whether two consecutive text rectangles (of the range last given to FPDFText_CountRects)
     lie further apart than a cell gap."""
     get_rect, left, right = _GET_RECT, out.left, out.right
-    refs = out.left_ref, out.top_ref, out.right_ref, out.bottom_ref
+    left_ref, top_ref, right_ref, bottom_ref = out.left_ref, out.top_ref, out.right_ref, out.bottom_ref
     limit = CELL_GAP_GENERATED * max(size, 1.0)
-    get_rect(raw, 0, *refs)
+    get_rect(raw, 0, left_ref, top_ref, right_ref, bottom_ref)
     previous_right = right.value
     for index in range(1, count):
-        get_rect(raw, index, *refs)
+        get_rect(raw, index, left_ref, top_ref, right_ref, bottom_ref)
         if left.value - previous_right > limit:
             return True
         previous_right = right.value
@@ -358,9 +354,11 @@ def _font_style(raw: Any, index: int, font: tuple[bytes, int], fonts: FontStyles
 _GAP = re.compile(r"\s+")
 
 
-def _cells(out: _Outputs, raw: Any, line: str, first: int, text: str, size: float, plain: bool) -> tuple[str, ...]:
-    """The line's text (``line``, from char index ``first``; ``text``: cleaned) split where the gap
-    between two words is wider than CELL_GAP font sizes.
+def _cells(
+    out: _Outputs, raw: Any, line: str, first: int, text: str, size: float, words: list[str] | None
+) -> tuple[str, ...]:
+    """The line's text (``line``, from char index ``first``; ``text``: cleaned; ``words``: a plain
+    line's words, else None) split where the gap between two words is wider than CELL_GAP font sizes.
 
     A justified line, whose every word gap is wide but all of them alike and below
     JUSTIFIED_GAP font sizes (a loose narrow column), is prose: one cell.
@@ -373,19 +371,17 @@ def _cells(out: _Outputs, raw: Any, line: str, first: int, text: str, size: floa
     drawn_limit = CELL_GAP * max(size, 1.0)
     cuts: list[tuple[int, int]] = []
     widths: list[float] = []
-    gaps = 0
+    gaps = _gaps(line, text, words)
     boxed, boxed_right = -1, 0.0  # the last character whose box was asked, and its right edge
-    for gap in _GAP.finditer(line):
-        gaps += 1
-        gap_start, gap_end = gap.span()
-        before, after = gap_start - 1, gap_end
+    for gap_start, gap_end in gaps:
+        before = gap_start - 1
         if before == boxed:  # a one-character word: its box was asked as the last gap's right side
             before_right = boxed_right
         else:
             char_box(raw, first + before, left_ref, right_ref, bottom_ref, top_ref)
             before_right = right.value
-        char_box(raw, first + after, left_ref, right_ref, bottom_ref, top_ref)
-        boxed, boxed_right = after, right.value
+        char_box(raw, first + gap_end, left_ref, right_ref, bottom_ref, top_ref)
+        boxed, boxed_right = gap_end, right.value
         width = left.value - before_right
         if width <= generated_limit:
             continue
@@ -394,9 +390,11 @@ def _cells(out: _Outputs, raw: Any, line: str, first: int, text: str, size: floa
             gap_end - gap_start > 1 or line[gap_start] != " " or not is_generated(raw, first + gap_start)
         ):
             continue
-        cuts.append((gap_start, after))
+        cuts.append((gap_start, gap_end))
         widths.append(width)
-    if not cuts or (len(cuts) == gaps >= 3 and max(widths) <= min(1.6 * min(widths), JUSTIFIED_GAP * max(size, 1.0))):
+    if not cuts or (
+        len(cuts) == len(gaps) >= 3 and max(widths) <= min(1.6 * min(widths), JUSTIFIED_GAP * max(size, 1.0))
+    ):
         return (text,)
     pieces: list[str] = []
     cell_start = 0
@@ -404,11 +402,28 @@ def _cells(out: _Outputs, raw: Any, line: str, first: int, text: str, size: floa
         pieces.append(line[cell_start:end])
         cell_start = start
     pieces.append(line[cell_start:])
-    # (a plain piece, cut at gaps, has a word: not empty)
-    texts = [" ".join(piece.split()) for piece in pieces] if plain else [cell for cell in map(_clean, pieces) if cell]
+    # (a plain piece, cut at gaps, has a word: not empty; a single-spaced line's pieces are their text)
+    if words is None:
+        texts = [cell for cell in map(_clean, pieces) if cell]
+    else:
+        texts = pieces if text == line else [" ".join(piece.split()) for piece in pieces]
     if len(texts) > 1 and _MARKER.fullmatch(texts[0]):
         texts[:2] = [f"{texts[0]} {texts[1]}"]  # a list bullet set apart from its item
     return tuple(texts)
+
+
+def _gaps(line: str, text: str, words: list[str] | None) -> list[tuple[int, int]]:
+    """(start, end) of each run of whitespace in ``line``. In a plain line set with single spaces
+    (its text is the line itself) each one follows from the words' lengths, which costs a
+    fraction of finding them with a regular expression."""
+    if words is None or text != line:
+        return [gap.span() for gap in _GAP.finditer(line)]
+    gaps: list[tuple[int, int]] = []
+    position = -1
+    for word in words[:-1]:
+        position += len(word) + 1
+        gaps.append((position, position + 1))
+    return gaps
 
 
 # TeX's T1 (Cork) font encoding puts the ff, fi, fl, ffi and ffl ligatures at 0x1B-0x1F; a PDF

@@ -47,7 +47,10 @@ def _without_running_lines(pages: list[list[Line]]) -> list[list[Line]]:
             [_edge_line(page, order, p, number) for p in range(max(len(order) - RUNNING_ZONE, 0), len(order))]
         )
     drops = running_line_indices([tops, bottoms], len(pages))
-    kept = [[line for i, line in enumerate(page) if i not in drop] for page, drop in zip(pages, drops, strict=True)]
+    kept = [
+        [line for i, line in enumerate(page) if i not in drop] if drop else page
+        for page, drop in zip(pages, drops, strict=True)
+    ]
     if not any(kept):
         # Every line "repeats": one line a page, all alike. That is the document, not its
         # furniture; refusing it as "no extractable text" would lose it.
