@@ -104,7 +104,7 @@ class _VersionKeyed:
 
     @property
     def key(self) -> str:
-        return str(self.doc_key)
+        return f"{self.doc_id}@{self.version}"  # str(self.doc_key), without making a DocKey (plans ask per document)
 
 
 @dataclass(frozen=True)
