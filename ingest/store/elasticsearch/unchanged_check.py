@@ -47,7 +47,7 @@ from ingest.api import RunOptions
 from ingest.config import ConnectionConfig, without_credentials
 from ingest.corpus import FolderAhead, scan_corpus
 from ingest.journal import read_journal, read_tombstones, repaired_counts, scan_memo
-from ingest.model import Chunk, DocumentRecord, _shared_from_json
+from ingest.model import Chunk, DocumentRecord
 from ingest.plan import RunResult
 from ingest.settings import ChunkSettings, Settings
 from ingest.store.elasticsearch.layout_rules import (
@@ -68,6 +68,7 @@ from ingest.store.elasticsearch.layout_rules import (
     survey_targets,
 )
 from ingest.store.elasticsearch.names import IndexNames, check_names
+from ingest.store.records import record_of
 
 CHECK_TIMEOUT_S = 10.0  # per request: a slow cluster is left to the full path and its own deadlines
 RECORDS_PAGE = 5000  # as transport.RECORDS_PAGE: the same pages as the full path's read of the records
@@ -269,23 +270,10 @@ def _records(http: _Http, documents_alias: str) -> list[DocumentRecord]:
         if shards.get("failed") or resp.get("timed_out"):
             raise _Doubt("a shard failed")
         hits = resp["hits"]["hits"]
-        records += [_record_of(hit["_source"]) for hit in hits]
+        records += [record_of(hit["_source"]) for hit in hits]  # as DocumentRecord.from_json
         if len(hits) < RECORDS_PAGE:
             return records
         after = hits[-1]["sort"]
-
-
-def _record_of(data: Mapping[str, Any]) -> DocumentRecord:
-    """``DocumentRecord.from_json(data)``, the same fields from the same rules, made without the frozen
-    dataclass's ``__init__`` (one ``object.__setattr__`` per field: a third of decoding the records). A
-    field from_json would set that this does not makes the plan fail (AttributeError): the full path runs."""
-    fields = _shared_from_json(data)
-    fields["source"], fields["source_sha256"] = data["source"], data["source_sha256"]
-    fields["format"], fields["settings_fingerprint"] = data["format"], data["settings_fingerprint"]
-    fields["chunk_ids"] = tuple(data.get("chunk_ids") or ())
-    record: DocumentRecord = object.__new__(DocumentRecord)
-    record.__dict__.update(fields)
-    return record
 
 
 def _no_chunks_read(_record: DocumentRecord) -> list[Chunk]:
