@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Collection, Generator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ingest.folder_ahead import FolderAhead as FolderAhead
 from ingest.inventory_file import (
@@ -55,6 +55,7 @@ from ingest.model import (
     SourceDocument,
     UnparsedDocument,
     UnreadableFile,
+    made,
 )
 from ingest.parse import PARSER_VERSION, SUFFIXES, format_of, parse_bytes, read_metadata
 from ingest.settings import ChunkSettings, Settings
@@ -183,16 +184,6 @@ class Rejected:
 
 
 Scanned: TypeAlias = Accepted | Rejected
-_Frozen = TypeVar("_Frozen")
-
-
-def made(cls: type[_Frozen], fields: dict[str, Any]) -> _Frozen:
-    """``cls(**fields)`` for a frozen dataclass given every one of its fields (defaults are not filled in),
-    without its ``__init__``: that sets each field through ``object.__setattr__``, and a run with nothing
-    to do makes a few objects per file from the memo (its cost was a tenth of such a run)."""
-    made_one: _Frozen = object.__new__(cls)
-    made_one.__dict__.update(fields)
-    return made_one
 
 
 @dataclass(frozen=True)
@@ -383,9 +374,8 @@ def _chunked(
 
 
 def _format(name: str) -> str:
-    """The format of a listed file (listing keeps only supported suffixes); string work only: the
-    suffix as ``os.path.splitext`` finds it (after the last dot of the last part, the part's leading
-    dots not counting), without its Python-level cost (asked twice per file of a run with nothing to do)."""
+    """The format of a listed file (listing keeps only supported suffixes); string work only: the suffix
+    as ``os.path.splitext`` finds it, without its Python-level cost (asked twice per file of a no-op run)."""
     dot, start = name.rfind("."), name.rfind(os.sep) + 1
     if os.altsep is None and dot > start and name[start:dot].strip("."):
         found = SUFFIXES.get(name[dot:].lower())

@@ -7,8 +7,8 @@ import json
 from collections.abc import Iterable, Mapping
 from datetime import date
 
-from ingest.corpus import Rejected, ScanMemo, made
-from ingest.model import DocumentMeta, DocumentProblems, DocumentRecord
+from ingest.corpus import Rejected, ScanMemo
+from ingest.model import DocumentMeta, DocumentProblems, DocumentRecord, made
 from ingest.store.base import Store
 
 JOURNAL = "journal"  # meta key: what a run is about to write or delete (JSON), "" when nothing is pending

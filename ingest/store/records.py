@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ingest.corpus import made
-from ingest.model import DocumentRecord, _shared_from_json
+from ingest.model import DocumentRecord, _shared_from_json, made
 
 
 def record_of(data: Mapping[str, Any]) -> DocumentRecord:
