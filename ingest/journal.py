@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from datetime import date
 
 from ingest.corpus import Rejected, ScanMemo
-from ingest.model import DocumentMeta, DocumentProblems, DocumentRecord
+from ingest.model import DocumentMeta, DocumentProblems, DocumentRecord, made
 from ingest.plan import repaired_counts as repaired_counts
 from ingest.store.base import Store
 
@@ -124,17 +124,18 @@ def scan_memo(meta: Mapping[str, str], stored: list[DocumentRecord]) -> ScanMemo
 
 
 def _meta_of(record: DocumentRecord) -> DocumentMeta:
-    return DocumentMeta(
-        doc_id=record.doc_id,
-        version=record.version,
-        title=record.title,
-        access=record.access,
-        effective_from=date.fromisoformat(record.effective_from) if record.effective_from else None,
-        effective_to=date.fromisoformat(record.effective_to) if record.effective_to else None,
-        status=record.status,
-        superseded_by=record.superseded_by,
-        tags=tuple(record.tags),
-    )
+    fields = {
+        "doc_id": record.doc_id,
+        "version": record.version,
+        "title": record.title,
+        "access": record.access,
+        "effective_from": date.fromisoformat(record.effective_from) if record.effective_from else None,
+        "effective_to": date.fromisoformat(record.effective_to) if record.effective_to else None,
+        "status": record.status,
+        "superseded_by": record.superseded_by,
+        "tags": tuple(record.tags),
+    }
+    return made(DocumentMeta, fields)  # DocumentMeta(**fields), made once per stored record
 
 
 def read_tombstones(meta: Mapping[str, str]) -> dict[str, str]:

@@ -23,9 +23,6 @@ from collections.abc import Collection, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
-import yaml
-
-from ingest import safe_yaml
 from ingest.model import DocumentMeta
 from ingest.settings import Settings
 
@@ -314,6 +311,8 @@ def _bombs(fields: Mapping[str, Any]) -> list[str]:
     YAML aliases share one object, so a bomb costs nothing until something walks it;
     a field that expands past MAX_FIELD_VALUES is reported and never looked at again.
     """
+    from ingest import safe_yaml  # YAML is loaded where it is read: a run with nothing to read never loads it
+
     return sorted(
         (
             name
@@ -493,6 +492,10 @@ def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict[s
     Read with PyYAML's safe loader. Malformed entries are left out and reported; the
     well-formed ones are kept so the rest of the corpus can still be checked.
     """
+    import yaml
+
+    from ingest import safe_yaml
+
     try:
         data = safe_yaml.load(text, max_aliases=MAX_INVENTORY_NODES, max_nodes=MAX_INVENTORY_NODES)
     except yaml.YAMLError as exc:

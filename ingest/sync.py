@@ -80,14 +80,21 @@ def _light(doc: UnparsedDocument) -> UnparsedDocument:
     return dataclasses.replace(doc, meta=shared, format=sys.intern(doc.format))
 
 
+_SPILL_FLUSH = 1 << 18  # bytes gathered before one write to the spill file (a system call per document
+# released the GIL to the writer and parser-result threads each time, stalling the scan's loop)
+
+
 class _IdSpill:
     """The IDs of the chunks a run wrote during its scan, packed into an unnamed temporary file
     until their records are written: a run holds a few bytes per document, none per chunk. The
-    file has no name and closes with the last reference (the result's plan lists these IDs too)."""
+    file has no name and closes with the last reference (the result's plan lists these IDs too).
+    The newest bytes, up to ``_SPILL_FLUSH``, wait in memory and are written in one go."""
 
     def __init__(self) -> None:
         self._file: BinaryIO | None = None
-        self._end = 0
+        self._end = 0  # offset after the last byte kept (in the file or waiting)
+        self._waiting = bytearray()  # the bytes from offset self._end - len(self._waiting) on
+        self._lock = threading.Lock()
 
     def keep(self, ids: Iterable[str]) -> WrittenChunks:
         ids = list(ids)
@@ -97,12 +104,7 @@ class _IdSpill:
             packed = b"".join(bytes.fromhex(i) for i in ids)
         except ValueError:
             return WrittenChunks(ids)  # IDs of another shape stay in memory, as they are
-        if self._file is None:
-            self._file = tempfile.TemporaryFile(prefix="ingest-chunk-ids-", buffering=0)  # noqa: SIM115 - lives with the run
-        offset = self._end
-        os.pwrite(self._file.fileno(), packed, offset)
-        self._end += len(packed)
-        return _SpilledChunks(self, offset, len(ids))
+        return _SpilledChunks(self, self._append(packed), len(ids))
 
     def hold(self, chunks: list[Chunk]) -> WrittenChunks | list[Chunk]:
         """``chunks`` kept in the file (their IDs first), or as they are when the IDs do not pack."""
@@ -110,14 +112,33 @@ class _IdSpill:
         if not isinstance(ids, _SpilledChunks):
             return chunks
         data = pickle.dumps(chunks, protocol=pickle.HIGHEST_PROTOCOL)
-        assert self._file is not None
-        os.pwrite(self._file.fileno(), data, self._end)
-        self._end += len(data)
+        self._append(data)
         return _HeldChunks(self, ids._offset, ids._count, ids._count * _PACKED_ID + len(data))
 
+    def _append(self, data: bytes) -> int:
+        """Keep ``data``; its offset."""
+        with self._lock:
+            offset = self._end
+            self._waiting += data
+            self._end += len(data)
+            if len(self._waiting) >= _SPILL_FLUSH:
+                self._flush()
+            return offset
+
+    def _flush(self) -> None:
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix="ingest-chunk-ids-", buffering=0)  # noqa: SIM115 - lives with the run
+        os.pwrite(self._file.fileno(), self._waiting, self._end - len(self._waiting))
+        self._waiting.clear()
+
     def read(self, offset: int, size: int) -> bytes:
-        assert self._file is not None
-        data = os.pread(self._file.fileno(), size, offset)
+        if size == 0:
+            return b""  # a document without chunks: nothing was written for it
+        with self._lock:
+            if self._waiting:
+                self._flush()  # reads come after the scan: the tail goes to the file once
+            assert self._file is not None
+            data = os.pread(self._file.fileno(), size, offset)
         if len(data) != size:
             raise OSError(f"chunk ID spill file: read {len(data)} of {size} bytes")
         return data

@@ -14,10 +14,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:  # imported where a pool starts: a run with nothing to parse never loads multiprocessing
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -71,6 +72,8 @@ def _run_until_broken(
 ) -> Iterator[tuple[list[Item], list[Result] | None]]:
     """Each group with its results, in order, until the pool breaks; the groups in flight then come
     last with None (to be retried) and the caller starts a new pool for the ones never sent."""
+    from concurrent.futures.process import BrokenProcessPool
+
     window: deque[tuple[list[Item], Future[list[Result]]]] = deque()
     pending = iter(groups)
     unfinished: list[tuple[list[Item], list[Result] | None]] = []
@@ -116,6 +119,7 @@ def _retry(pool: WorkerPool[Item, Result], group: list[Item]) -> list[Result]:
 def _executor(pool: WorkerPool[Item, Result], workers: int) -> ProcessPoolExecutor:
     """Spawned, not forked: the caller may hold threads and locks."""
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("spawn")
     return ProcessPoolExecutor(
@@ -162,6 +166,8 @@ def _each_within(task: Callable[[list[Item]], list[Result]], limit_s: float | No
 
 
 def _alone(pool: WorkerPool[Item, Result], item: Item) -> Result:
+    from concurrent.futures.process import BrokenProcessPool
+
     with _executor(pool, 1) as executor:
         try:
             return executor.submit(_each_within, pool.task, pool.item_timeout_s, [item]).result(

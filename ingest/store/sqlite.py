@@ -49,6 +49,7 @@ from ingest.store.base import (
     lookup_prefix,
     poll_until,
 )
+from ingest.store.records import record_of
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -389,7 +390,7 @@ class SQLiteStore(SearchEntry):
             data = dict(zip(DOC_COLUMNS, row, strict=True))
             data["tags"] = json.loads(data["tags"])
             data["chunk_ids"] = json.loads(data["chunk_ids"])
-            out.append(DocumentRecord.from_json(data))
+            out.append(record_of(data))  # as DocumentRecord.from_json
         return out
 
     def put_document(self, record: DocumentRecord) -> None:

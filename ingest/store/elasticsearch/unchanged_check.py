@@ -68,6 +68,7 @@ from ingest.store.elasticsearch.layout_rules import (
     survey_targets,
 )
 from ingest.store.elasticsearch.names import IndexNames, check_names
+from ingest.store.records import record_of
 
 CHECK_TIMEOUT_S = 10.0  # per request: a slow cluster is left to the full path and its own deadlines
 RECORDS_PAGE = 5000  # as transport.RECORDS_PAGE: the same pages as the full path's read of the records
@@ -269,7 +270,7 @@ def _records(http: _Http, documents_alias: str) -> list[DocumentRecord]:
         if shards.get("failed") or resp.get("timed_out"):
             raise _Doubt("a shard failed")
         hits = resp["hits"]["hits"]
-        records += [DocumentRecord.from_json(hit["_source"]) for hit in hits]
+        records += [record_of(hit["_source"]) for hit in hits]  # as DocumentRecord.from_json
         if len(hits) < RECORDS_PAGE:
             return records
         after = hits[-1]["sort"]
