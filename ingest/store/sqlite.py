@@ -330,7 +330,7 @@ class SQLiteStore(SearchEntry):
         def held_elsewhere() -> StoreLocked:
             holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another run"
             return StoreLocked(
-                f"{self.name} is being written by {holder}; wait for it to finish "
+                f"{self.name} is being written by {holder}; wait for it to finish or run with --wait SECONDS "
                 "(a killed run's lock is released at once)"
             )
 

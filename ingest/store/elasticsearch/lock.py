@@ -109,7 +109,7 @@ class WriteLock:
         src = self._holder
         return StoreLocked(
             f"{self.t.where} (index prefix {self.prefix!r}) is being written by "
-            f"{src.get('owner', 'another run')} (since {src.get('acquired_at')}); wait for it to finish. The lock "
+            f"{src.get('owner', 'another run')} (since {src.get('acquired_at')}); wait for it to finish (or run with --wait SECONDS). The lock "
             f"expires at {src.get('expires_at')} if that run died on another host."
         )
 
