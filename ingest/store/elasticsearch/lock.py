@@ -109,8 +109,9 @@ class WriteLock:
         src = self._holder
         return StoreLocked(
             f"{self.t.where} (index prefix {self.prefix!r}) is being written by "
-            f"{src.get('owner', 'another run')} (since {src.get('acquired_at')}); wait for it to finish (or run with --wait SECONDS). The lock "
-            f"expires at {src.get('expires_at')} if that run died on another host."
+            f"{src.get('owner', 'another run')} (since {src.get('acquired_at')}); wait for it to finish "
+            f"(or run with --wait SECONDS). The lock expires at {src.get('expires_at')} if that run died "
+            "on another host."
         )
 
     def _read(self) -> Any:
