@@ -9,7 +9,6 @@ from datetime import date
 
 from ingest.corpus import Rejected, ScanMemo
 from ingest.model import DocumentMeta, DocumentProblems, DocumentRecord, made
-from ingest.plan import repaired_counts as repaired_counts
 from ingest.store.base import Store
 
 JOURNAL = "journal"  # meta key: what a run is about to write or delete (JSON), "" when nothing is pending
@@ -83,6 +82,11 @@ def repair(
         store.delete_documents([r.key for r in broken])
     deleted = store.delete_chunks(orphans) if orphans else 0
     return repaired_counts(deleted, len(broken))
+
+
+def repaired_counts(orphan_chunks: int = 0, incomplete_documents: int = 0) -> dict[str, int]:
+    """What a repair reports (a run's ``repaired``): both keys always, so `--json` keeps its shape."""
+    return {"orphan_chunks": orphan_chunks, "incomplete_documents": incomplete_documents}
 
 
 def _repair_everything(store: Store, records: list[DocumentRecord]) -> dict[str, int]:

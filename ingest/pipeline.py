@@ -27,7 +27,7 @@ from ingest.api import parse_as_of as parse_as_of
 from ingest.corpus import PARSER_TIMEOUT_S, CorpusError, CorpusScan, FolderAhead, scan_corpus
 from ingest.journal import JOURNAL as JOURNAL
 from ingest.journal import SCAN_MEMO as SCAN_MEMO
-from ingest.journal import TOMBSTONES, _Journal, read_tombstones, tombstones_json
+from ingest.journal import TOMBSTONES, _Journal, read_tombstones, repaired_counts, tombstones_json
 from ingest.journal import read_journal as read_journal
 from ingest.journal import repair as repair
 from ingest.journal import scan_memo as scan_memo
@@ -45,7 +45,7 @@ from ingest.plan import RunResult as RunResult
 from ingest.plan import ToWrite as ToWrite
 from ingest.plan import WrittenChunk as WrittenChunk
 from ingest.plan import WrittenChunks as WrittenChunks
-from ingest.plan import gone_reason, repaired_counts, text_digest, visibility_changes, withdraw_after_rebuild
+from ingest.plan import gone_reason, text_digest, visibility_changes, withdraw_after_rebuild
 from ingest.plan import keep_reason as keep_reason
 from ingest.plan import parsed_document as parsed_document
 from ingest.plan import plan_sync as plan_sync

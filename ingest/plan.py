@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ingest.chunk import ChunkLimitExceeded, chunk_document
 from ingest.corpus import CorpusScan, read_document
+from ingest.journal import repaired_counts
 from ingest.kept import Claim, claimed, refused_claim, scan_claims, verdict
 from ingest.kept import keep_reason as keep_reason
 from ingest.kept import withdraw_reason as withdraw_reason
@@ -546,11 +547,6 @@ def withdraw_after_rebuild(
         if found is not None and not found.keep:
             _withdraw_rejected(plan, old, found.reason, found.source)
             plan.tombstones[old.key] = text_digest(stored_chunks(old))
-
-
-def repaired_counts(orphan_chunks: int = 0, incomplete_documents: int = 0) -> dict[str, int]:
-    """What a repair reports (a run's ``repaired``): both keys always, so `--json` keeps its shape."""
-    return {"orphan_chunks": orphan_chunks, "incomplete_documents": incomplete_documents}
 
 
 @dataclass
