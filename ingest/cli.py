@@ -40,6 +40,7 @@ from ingest.cli_options import (
     ReportFlags,
     RunCommand,
     VerboseOpt,
+    click_exception_class,
     command_config,
     corpus_dir,
     day_of,
@@ -297,9 +298,12 @@ def search(
     ),
     doc_id: str | None = typer.Option(None, "--doc-id", help="Only this document."),
     flags: ConnectionRequest = NO_FLAGS,
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="One line per hit, no passage."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Each hit's whole passage, and the time taken."),
     as_json: bool = JsonOpt,
 ) -> None:
     """BM25 search with the role's access and the as-of date applied inside the store."""
+    started = time.perf_counter()
     with store_command(flags, as_json) as (config, connection):
         day = day_of(as_of)
         index = Index(open_store(config, create=False), connection)
@@ -320,7 +324,9 @@ def search(
                 }
             )
             return
-        print_hits(hits, query, role, day)
+        print_hits(hits, query, role, day, passage="none" if quiet else "whole" if verbose else "snippet")
+        if verbose:
+            out.print(f"({time.perf_counter() - started:.2f}s)")
 
 
 @app.command(cls=Command, epilog=STORE_ENV)
@@ -408,10 +414,13 @@ def layout(
         False, "--check", help="Report what differs and change nothing (exit 1 if anything does)."
     ),
     flags: ConnectionRequest = NO_FLAGS,
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="The count only."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also the time taken."),
     as_json: bool = JsonOpt,
 ) -> None:
     # "\\[": rich markup would take "[roles]" for a style tag and drop it from --help.
     """Make every role alias match \\[roles] (every run does this first); --check only reports."""
+    started = time.perf_counter()
     with store_command(flags, as_json) as (config, connection):
         settings = load_settings(corpus_dir(corpus))
         target = open_store(config, settings, create=False)
@@ -423,9 +432,11 @@ def layout(
         if as_json:
             emit_json({"store": connection.display, "check": check, "changes": changes})
         else:
-            for line in changes:
+            for line in () if quiet else changes:
                 out.print(safe(line))
             out.print(f"access layout: {len(changes)} {'difference(s)' if check else 'change(s)'}")
+            if verbose:
+                out.print(f"({time.perf_counter() - started:.2f}s)")
         if check and changes:
             raise typer.Exit(FAILED)
 
@@ -524,7 +535,12 @@ def _ask(index: Index, top: int, q: Question) -> list[Hit]:
 
 @app.command(cls=Command, epilog=STORE_ENV)
 @store_options
-def stats(flags: ConnectionRequest = NO_FLAGS, as_json: bool = JsonOpt) -> None:
+def stats(
+    flags: ConnectionRequest = NO_FLAGS,
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="The totals only."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also the run metadata recorded in the store."),
+    as_json: bool = JsonOpt,
+) -> None:
     """Counts in the store by access, status, format and version."""
     from ingest.store import require_ingest_index
 
@@ -542,26 +558,14 @@ def stats(flags: ConnectionRequest = NO_FLAGS, as_json: bool = JsonOpt) -> None:
             decoded = {k: (json.loads(v) if k in ("labels", "roles") else v) for k, v in meta.items()}
             emit_json({"store": target.name, **counts, "meta": decoded})
             return
-        print_stats(target.name, counts, meta)
-
-
-def _click_exception() -> type[Exception]:
-    """typer >= 0.20 carries its own click; older ones use click itself."""
-    import importlib
-
-    try:
-        module = importlib.import_module("typer._click.exceptions")
-    except ImportError:  # pragma: no cover
-        module = importlib.import_module("click.exceptions")
-    found: type[Exception] = module.ClickException
-    return found
+        print_stats(target.name, counts, meta, detail="totals" if quiet else "meta" if verbose else "counts")
 
 
 def main() -> None:
     """The console script: typer's app, with its own usage errors (a missing argument, --top 0)
     also given as one JSON object on stdout when --json was asked for; anything unexpected is
     exit 4 with one line (the traceback with --debug anywhere on the line, or INGEST_DEBUG=1)."""
-    click_exception = _click_exception()
+    click_exception = click_exception_class()
     args = sys.argv[1:]
     if "--debug" in args:  # accepted after the command too: `ingest run corpus --debug`
         args = ["--debug", *(a for a in args if a != "--debug")]

@@ -453,3 +453,15 @@ def write_junit(path: Path | None, *suites: Suite) -> None:
         raise CommandError(
             USAGE, f"--junit {printable(str(path))}: cannot write the report: {exc.strerror or exc}"
         ) from None
+
+
+def click_exception_class() -> type[Exception]:
+    """typer >= 0.20 carries its own click; older ones use click itself."""
+    import importlib
+
+    try:
+        module = importlib.import_module("typer._click.exceptions")
+    except ImportError:  # pragma: no cover
+        module = importlib.import_module("click.exceptions")
+    found: type[Exception] = module.ClickException
+    return found

@@ -265,7 +265,8 @@ def print_run(
 HIT_KEYS = ("chunk_id", "doc_id", "version", "title", "section", "sections", "pages", "start", "end", "access")
 
 
-def print_hits(hits: list[Hit], query: str, role: str, day: date | None) -> None:
+def print_hits(hits: list[Hit], query: str, role: str, day: date | None, passage: str = "snippet") -> None:
+    """``passage``: "snippet" (default), "whole" (--verbose) or "none" (--quiet)."""
     if not hits:
         out.print(f"no hits for {safe(repr(query))} (role {safe(role)}, as of {day or 'any date'})")
         return
@@ -276,7 +277,11 @@ def print_hits(hits: list[Hit], query: str, role: str, day: date | None) -> None
             f"[bold]{n}. {c.short_id}[/bold]  {safe(c.title)}  v{safe(c.version)}  § {safe(c.section or '-')}{pages}"
             f"  score {hit.score:.2f}"
         )
-        out.print(f"   {safe(snippet(c.text))}")
+        if passage != "none":
+            text = (
+                safe(c.text, keep_newlines=True).replace("\n", "\n   ") if passage == "whole" else safe(snippet(c.text))
+            )
+            out.print(f"   {text}")
 
 
 def listing(values: list[str], most: int = 10) -> str:
@@ -383,9 +388,12 @@ def print_leaks_and_gate(result: EvalResult, failures: list[str]) -> None:
         out.print(f"[red]✗ gate:[/red] {safe(failure)}")
 
 
-def print_stats(name: str, counts: Counts, meta: dict[str, str]) -> None:
+def print_stats(name: str, counts: Counts, meta: dict[str, str], detail: str = "counts") -> None:
+    """``detail``: "totals" (--quiet), "counts" (default) or "meta" (--verbose: also the recorded run metadata)."""
     totals = counts["totals"]
     out.print(f"store: {safe(name)}   documents: {totals['documents']}   chunks: {totals['chunks']}")
+    if detail == "totals":
+        return
     if "built_at" in meta:
         out.print(
             f"built {safe(meta['built_at'])} with chunker {safe(meta.get('chunker', '?'))} "
@@ -396,3 +404,7 @@ def print_stats(name: str, counts: Counts, meta: dict[str, str]) -> None:
     for field in ("access", "status", "format", "version"):
         values: dict[str, int] = counts[field]
         out.print(f"chunks by {field}: " + (", ".join(f"{safe(k)} {v}" for k, v in values.items()) or "-"))
+    if detail == "meta":
+        for key in ("labels", "roles", "analysis", "chunker", "size", "overlap", "parser_version", "built_at"):
+            if key in meta:
+                out.print(f"{key}: {safe(meta[key])}")

@@ -81,6 +81,22 @@ def test_search_json_and_filters(built):
     assert {h["access"] for h in staff["hits"]} == {"public"}
 
 
+def test_quiet_and_verbose_set_how_much_search_stats_and_layout_print(built):
+    corpus, store = built
+    search = ["search", "warranty cover", "--as-of", "2025-08-01", "--store", store]
+    normal, quiet, verbose = (ingest(*search, *flag) for flag in ((), ("-q",), ("--verbose",)))
+    assert normal.exit_code == quiet.exit_code == verbose.exit_code == 0
+    ranked = [line for line in normal.stdout.splitlines() if re.match(r"^\d+\. ", line)]
+    assert ranked and quiet.stdout.splitlines() == ranked  # one line per hit, no passage
+    top = json.loads(ingest(*search, "--json").stdout)["hits"][0]["text"]
+    assert all(f"   {line}".rstrip() in verbose.stdout for line in top.splitlines())  # the whole passage
+    assert re.search(r"^\(\d+\.\d\ds\)$", verbose.stdout, re.M)
+    stats_quiet = ingest("stats", "-q", "--store", store).stdout.splitlines()
+    assert len(stats_quiet) == 1 and "documents: 8" in stats_quiet[0]
+    assert "roles: " in ingest("stats", "-v", "--store", store).stdout
+    assert ingest("layout", corpus, "--check", "-q", "--store", store).stdout.strip() == "access layout: 0 difference(s)"
+
+
 def test_stats_counts(built):
     _, store = built
     data = json.loads(ingest("stats", "--store", store, "--json").stdout)
