@@ -54,6 +54,12 @@ def inventory_visibility(
         declared = entry_visibility(inventory.get(problem.source.removeprefix(DOCUMENTS + "/")))
         if declared:
             found[problem.source] = ("", declared)
+    # files in a folder that could not be listed: their entries count as much as an unreadable file's
+    unlisted = tuple(p.source.removeprefix(DOCUMENTS + "/") + "/" for p in listing.folder_problems)
+    for name in sorted(inventory) if unlisted else ():
+        declared = entry_visibility(inventory.get(name)) if name.startswith(unlisted) else None
+        if declared:
+            found.setdefault(f"{DOCUMENTS}/{name}", ("", declared))
     return found
 
 

@@ -171,6 +171,9 @@ def verdict(
         return Verdict(True, f"{old.source} was rejected this time; the stored version is kept", old.source)
     for folder in scan.unreadable_folders:
         if old.source.startswith(folder.rstrip("/") + "/"):
+            why = withdraw_reason(old, scan)  # its inventory entry may narrow it all the same
+            if why:
+                return Verdict(False, f"{why} (inventory.yaml; {folder} could not be read)", old.source)
             return Verdict(True, f"{folder} could not be read; the stored version is kept", old.source)
     if by_claims is not None:
         return by_claims

@@ -68,3 +68,29 @@ def test_an_unreadable_sub_folder_counts_as_rejected_in_every_report(corpus, sto
     assert "unreadable folders: 1  documents/support" in checked.stdout, checked.stdout
     assert "rejected documents in the folder" not in checked.stdout
     assert json.loads(cli(prefix, "verify", corpus, *store_args, "--json").stdout)["unreadable_folders"] == [SUPPORT]
+
+
+@pytest.mark.parametrize("mode", ["incremental", "--full"])
+def test_an_inventory_entry_narrowing_a_file_in_an_unreadable_folder_withdraws_its_version(
+    corpus, store_args, tmp_path, mode
+):
+    """The folder cannot be read, but inventory.yaml now gives support/faq.md access staff: its public
+    version must not stay readable (as for an unreadable file); the folder's other versions are kept."""
+    prefix = _unprivileged()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: permissions cannot be taken away from root")
+    assert cli(prefix, "run", corpus, *store_args).returncode == 0
+    inventory = corpus / "inventory.yaml"
+    inventory.write_text(inventory.read_text().replace("support/faq.md:\n  access: public", "support/faq.md:\n  access: staff"))
+    (corpus / SUPPORT).chmod(0o000)
+    args = ("--full",) if mode == "--full" else ()
+    done = cli(prefix, "run", corpus, *store_args, *args, "--json")
+    assert done.returncode == 1, done.stderr
+    data = json.loads(done.stdout)
+    removed = {item["document"]: item["reason"] for item in data["plan"] if item["action"] == "removed"}
+    assert list(removed) == ["support-faq@7"], data["plan"]
+    assert "access 'public' → 'staff'" in removed["support-faq@7"]
+    public = cli(prefix, "search", "frequently asked questions owners", "--role", "public", "--top", "50", *store_args, "--json")
+    assert "support-faq" not in {h["doc_id"] for h in json.loads(public.stdout)["hits"]}
+    kept = cli(prefix, "search", "winter lay up outboard", "--role", "public", *store_args, "--json")
+    assert "winter-layup-checklist" in {h["doc_id"] for h in json.loads(kept.stdout)["hits"]}
