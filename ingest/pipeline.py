@@ -424,8 +424,8 @@ def analysis_change(store: Store, stored: list[DocumentRecord], meta: Mapping[st
     recorded = meta.get("analysis")
     if (not meta and not stored) or recorded == store.analysis:
         return ""
-    if recorded is None and not stored:
-        # chunks or metadata but no document record: a first build that never finished
+    if recorded is None and (not stored or "built_at" not in meta):
+        # no finished build recorded (every finished run records when): a first build that never finished
         return "an earlier first build was interrupted; building again"
     if recorded is None:
         return f"search analysis not recorded (built by an older ingest); rebuilding with {store.analysis}"

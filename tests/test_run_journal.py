@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ingest import corpus as corpus_module
 from ingest import pipeline
 from ingest.settings import load_settings
@@ -59,9 +61,11 @@ def test_a_killed_run_leaves_a_journal_of_what_it_touched_and_the_next_run_repai
         store.close()
 
 
-def test_a_killed_first_build_is_reported_as_repaired_by_the_next_run(tmp_path, target):
-    """A first build killed after its first chunk write leaves chunks and no record; the next run
-    builds again and says what it threw away, with `repaired` in the shape of every other run."""
+@pytest.mark.parametrize("counted", ["write_chunks", "put_documents"], ids=["chunks-only", "a-record-too"])
+def test_a_killed_first_build_is_reported_as_repaired_by_the_next_run(tmp_path, target, counted):
+    """A first build killed after its first chunk write (or its first record too) leaves no finished
+    build; the next run builds again, says why and what it threw away, with `repaired` in the shape
+    of every other run."""
     import json
 
     corpus = make_corpus(tmp_path / "corpus", n=12)
@@ -69,13 +73,14 @@ def test_a_killed_first_build_is_reported_as_repaired_by_the_next_run(tmp_path, 
         [sys.executable, "-m", "tests.crash_run", "1", "run", str(corpus), *target.args(), "--json"],
         capture_output=True,
         cwd=ROOT,
-        env={**os.environ, "INGEST_WRITE_BATCH_CHUNKS": "1"},
+        env={**os.environ, "INGEST_WRITE_BATCH_CHUNKS": "1", "INGEST_TEST_CRASH_COUNTS": counted},
     )
     assert killed.returncode == -signal.SIGKILL
     done = subprocess.run(_cli("run", str(corpus), *target.args(), "--json"), capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
-    assert report["repaired"]["orphan_chunks"] >= 1 and report["repaired"]["incomplete_documents"] == 0
+    assert report["repaired"]["orphan_chunks"] >= 1
+    assert report["repaired"]["incomplete_documents"] == 0
     assert {item["reason"] for item in report["plan"]} == {"an earlier first build was interrupted; building again"}
     plain = subprocess.run(_cli("run", str(corpus), *target.args()), capture_output=True, text=True)
     assert json.loads(
