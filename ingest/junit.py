@@ -121,10 +121,14 @@ def run_suite(result: RunResult) -> Suite:
         refused.setdefault(chunk_source.get(e.id, "(unknown document)"), []).append(
             f"chunk {e.id} refused by the store: {e.reason}"
         )
+    # a document with a problem record is one failed case (below), never a passing one too
+    with_problems = {p.source for p in result.plan.problems}
     for item in result.plan.items:
-        if item.action == "removed":
+        if item.action == "removed" or item.source in with_problems:
             continue
         reasons = refused.pop(item.source, [])
+        if item.action == "rejected" and not reasons:
+            reasons = [item.reason or "rejected"]
         suite.add(item.source, f"ingest.run.{item.action}", reasons)
     add_problems(suite, result.plan.problems, "ingest.run.rejected")
     for source, reasons in refused.items():
