@@ -104,3 +104,24 @@ def test_the_documents_table_emptied_in_sqlite_makes_the_next_run_rebuild_everyt
         assert "documents" in tables, tables
         connection.execute("DELETE FROM documents")  # (a dropped table is exit 3: "no such table")
     check_rebuilt(store, {}, corpus)
+
+
+@pytest.mark.elasticsearch
+def test_a_store_without_records_and_an_empty_folder_drops_the_chunks_nobody_lists(tmp_path, es_url, es_prefix):
+    """Records emptied by hand and every file gone: nothing to write, yet the chunks nobody lists must go."""
+    store = ("--store", es_url, "--index-prefix", es_prefix)
+    corpus = make_corpus(tmp_path)
+    run_json(store, {}, corpus)
+    es = Elasticsearch(es_url, request_timeout=30)
+    try:
+        documents = es.get(index=f"{es_prefix}-meta", id="layout")["_source"]["values"]["documents"]
+        for hit in es.search(index=documents, size=100, source=False)["hits"]["hits"]:
+            es.delete(index=documents, id=hit["_id"], refresh=True)  # (this node has no _delete_by_query)
+        for path in (corpus / "documents").iterdir():
+            path.unlink()
+        result = run_json(store, {}, corpus)
+        assert result["repaired"]["orphan_chunks"] == 3, result["repaired"]
+        es.indices.refresh(index=f"{es_prefix}-chunks")
+        assert es.count(index=f"{es_prefix}-chunks")["count"] == 0
+    finally:
+        es.close()
