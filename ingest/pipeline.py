@@ -196,7 +196,7 @@ def _scan(
 def _dry_run(store: Store, job: _Job) -> RunResult:
     stored = store.documents()
     meta = store.get_meta()
-    rebuild_reason = analysis_change(store, stored, meta)
+    rebuild_reason = analysis_change(store, stored, meta) or records_missing(store, stored)
     full = job.full or bool(rebuild_reason)
     early = _EarlyWriter(None, {} if full else {r.key: r for r in stored}, job.chunking, 1, None)
     scan = _scan(job, stored, meta, full, early)
@@ -228,7 +228,7 @@ def _locked_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
     are parsed), plan, records and deletions, then what the store records about the run."""
     meta = store.get_meta()
     stored = store.documents()
-    rebuild_reason = analysis_change(store, stored, meta)
+    rebuild_reason = analysis_change(store, stored, meta) or records_missing(store, stored)
     journaled = False  # the meta read above no longer says what the store holds once a journal is written
     if job.full or rebuild_reason:  # an index's analysis is fixed when it is created
         result, scan = _full_run(store, job, stored, meta, rebuild_reason)
@@ -430,6 +430,16 @@ def analysis_change(store: Store, stored: list[DocumentRecord], meta: Mapping[st
     if recorded is None:
         return f"search analysis not recorded (built by an older ingest); rebuilding with {store.analysis}"
     return f"search analysis changed ({recorded} → {store.analysis})"
+
+
+def records_missing(store: Store, stored: list[DocumentRecord]) -> str:
+    """Why the store must be rebuilt when it holds chunks but no document record (its documents index
+    deleted or emptied outside ingest), or "". Nothing then says which chunks are whose, at which
+    access: the label indices cannot be trusted (an edit or an access change would leave old chunks
+    readable), so everything is built again and chunks no record lists go with the old build."""
+    if stored or not store.counts()["totals"]["chunks"]:
+        return ""
+    return "the document records were missing (documents index deleted or emptied outside ingest); rebuilding"
 
 
 def _give_reason(plan: Plan, reason: str) -> None:

@@ -146,3 +146,26 @@ def test_a_closed_label_index_stops_the_run_and_every_command_names_it(path, cor
     es.indices.open(index=staff, wait_for_active_shards="1")
     assert cli.json("run", corpus)["documents"]["indexed"] == 0
     assert cli("verify", corpus).returncode == 0
+
+
+def test_narrowing_roles_while_a_label_index_is_closed_still_narrows_the_role_alias(corpus, es, es_url, es_prefix):
+    """Access comes first on every run that writes: a closed index stops the run (and `layout`), but only
+    after every role alias [roles] narrowed reads no more than it now may."""
+    cli = Cli(es_url, es_prefix, {})
+    cli.json("run", corpus)
+    partner, staff = label_index(es, es_prefix, "partner"), label_index(es, es_prefix, "staff")
+    assert partner in es.indices.get_alias(name=f"{es_prefix}-chunks-partner")
+    es.indices.close(index=staff)
+    toml = corpus / "ingest.toml"
+    toml.write_text(toml.read_text().replace('partner = ["public", "partner"]', 'partner = ["public"]'))
+
+    run = cli("run", corpus)
+    assert run.returncode == 3 and staff in run.stderr and "is closed" in run.stderr, run.stderr
+    assert "--full" not in run.stderr  # a --full stops on the closed index too: not advised
+    assert partner not in es.indices.get_alias(name=f"{es_prefix}-chunks-partner")
+    assert cli("layout", corpus).returncode == 3
+    assert partner not in es.indices.get_alias(name=f"{es_prefix}-chunks-partner")
+
+    es.indices.delete(index=staff)  # the other way out the message gives: the next run builds it again
+    assert cli.json("run", corpus)["documents"]["rejected"] == 0
+    assert cli("verify", corpus).returncode == 0

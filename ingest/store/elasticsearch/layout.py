@@ -27,6 +27,7 @@ from ingest.store.elasticsearch.layout_rules import (
     alias_names,
     alias_plan,
     analyzer_for,
+    applicable_on_closed,
     closed_indices,
     closed_message,
     foreign_names,
@@ -277,7 +278,10 @@ class IndexLayout:
         if layout is None or not layout.documents:
             return []
         closed = closed_indices(layout, found)
-        if closed and not check and not full:  # a rebuild replaces (and drops) the closed index
+        if closed and not check and not full:
+            # Access first even so: every alias follows [roles] where Elasticsearch allows it (an alias
+            # can be removed from a closed index, not added to one) before the closed index stops the run.
+            self.apply(applicable_on_closed(self.access_plan(layout, roles, check=False, specs=found)[0], closed))
             raise StoreError(closed_message(self.t.name, self.names, closed[0]))
         drift = [] if full else self.check_mappings(layout, report=check, found=found)
         actions, changes = self.access_plan(layout, roles, check=check, specs=found)

@@ -153,6 +153,12 @@ def closed_indices(layout: Layout, found: Mapping[str, Any]) -> list[str]:
     )
 
 
+def applicable_on_closed(actions: Actions, closed: Sequence[str]) -> Actions:
+    """The alias actions Elasticsearch accepts while ``closed`` indices are closed: every removal (it
+    works on a closed index) and every addition to an open index (adding one to a closed index fails)."""
+    return [a for a in actions if "remove" in a or a.get("add", {}).get("index") not in closed]
+
+
 def closed_message(url: str, names: IndexNames, index: str) -> str:
     """What to do about a closed index of the prefix (what it holds can be neither read nor written)."""
     label = names.label_of_index(index)
@@ -160,7 +166,8 @@ def closed_message(url: str, names: IndexNames, index: str) -> str:
     return (
         f"Elasticsearch at {url}: {index} ({what} of index prefix {names.prefix!r}) is closed (closed outside "
         f"ingest): what it holds can be neither searched nor written. Open it (`curl -XPOST "
-        f"'{url}/{index}/_open'`) and run `ingest run` again, or rebuild every index with `ingest run --full`."
+        f"'{url}/{index}/_open'`) and run `ingest run` again, or delete it (`curl -XDELETE '{url}/{index}'`): "
+        "the next `ingest run` then builds it again from the files."
     )
 
 

@@ -213,6 +213,8 @@ def _check(
     targets = f"{names.all_alias},{names.documents_alias}"
     http.call("POST", f"/{targets}/_refresh?ignore_unavailable=true&allow_no_indices=true")
     stored = _records(http, names.documents_alias)
+    if not stored:
+        return None  # no record: an empty store, or its records lost (pipeline.records_missing rebuilds)
     if _meta_documents(http, names)["versions"] != first["versions"]:
         return None  # a run wrote the metadata or the layout meanwhile
     return _plan_without_writes(corpus, connection, settings, chunking, ahead, found, stored, meta, analyzer)
