@@ -108,11 +108,10 @@ def list_documents(root: Path) -> Listing:
     # surrogates, so os.fsencode gives them back); its message shows it escaped.
     def unlistable(exc: OSError) -> None:
         where = Path(exc.filename).relative_to(root).as_posix() if exc.filename else DOCUMENTS
-        message = (
-            f"{shown(where)}: unreadable folder: {exc.strerror or exc}; the documents stored from it are kept "
-            "unless inventory.yaml narrows them"
+        kept = "the documents stored from it are kept unless inventory.yaml narrows them"
+        folders_bad.append(
+            DocumentProblems(where, None, (f"{shown(where)}: unreadable folder: {exc.strerror or exc}; {kept}",))
         )
-        folders_bad.append(DocumentProblems(where, None, (message,)))
 
     def bad(path: Path, reason: str) -> None:
         source = path.relative_to(root).as_posix()
