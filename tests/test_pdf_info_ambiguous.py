@@ -146,3 +146,11 @@ def test_validate_refuses_each_layout(tmp_path: Path) -> None:
     for layout in ("objstm", "objstm-flate", "objstm-escaped"):
         assert f"documents/{layout}.pdf: access: given 2 times" in out
     assert "documents/trailer.pdf: unreadable file: the document information is ambiguous" in out
+
+
+def test_key_value_keywords_given_twice_are_refused() -> None:
+    data = object_stream_pdf(info(b"/Keywords (access=public) /Keywords (access=staff)"), compress=True)
+    with pytest.raises(UnreadableFile, match="gives /Keywords 2 times"):
+        parse_bytes(data, "x.pdf")
+    with pytest.raises(UnreadableFile, match="gives /Keywords 2 times"):
+        read_metadata(data, "x.pdf")

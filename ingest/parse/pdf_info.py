@@ -139,6 +139,9 @@ def _information_fields(reader: PdfReader, entries: list[tuple[str, Any]]) -> di
     except Exception:  # noqa: BLE001 - a damaged information dictionary yields no fields, not a failure
         fields = {}
     keywords = fields.get("keywords")
+    if isinstance(keywords, list) and any("=" in str(value) for value in keywords):
+        # fields given as key=value in two /Keywords: never pick one set of them
+        raise UnreadableFile("PDF metadata gives /Keywords 2 times, with key=value fields")
     if isinstance(keywords, str) and "=" in keywords:
         for part in keywords.split(";"):
             match = _KEYWORD_FIELD.fullmatch(part)

@@ -36,17 +36,26 @@ _SPELLINGS = tuple(sorted({form for name in CHECKED_FIELDS for form in (name, na
 
 _MAX_TEXT_BYTES = 1 << 20
 
+_EMPTY = {"", "''", "b''", "None"}
+
 
 def check_against_pdfium(entries: Sequence[tuple[str, Any]], document: pdfium.PdfDocument) -> None:
     """Refuses the file (UnreadableFile) when pdfium reads one of CHECKED_FIELDS otherwise than
     pypdf's ``entries``: a value one reader sees and the other does not, or different values
     (after trimming white space)."""
     ours: dict[str, list[Any]] = {}
+    texts: dict[str, set[str]] = {}
     for key, value in entries:
         tag = key[1:] if key.startswith("/") else key
         if tag.lower() in CHECKED_FIELDS and tag.isascii():
             ours.setdefault(tag, []).append(value)
+            texts.setdefault(tag.lower(), set()).add(_text(value).strip() or repr(value)[:200])
+    # a field pypdf reads two ways is refused as "given 2 times" (by the metadata check, or for
+    # /Keywords by pdf_info), which says more
+    given_twice = {name for name, values in texts.items() if len(values - _EMPTY) > 1}
     for tag in sorted(set(ours) | set(_SPELLINGS)):
+        if tag.lower() in given_twice:
+            continue
         theirs = _pdfium_text(document, tag)
         values = ours.get(tag)
         if values is None:
@@ -93,6 +102,8 @@ def _same(value: Any, theirs: str) -> bool:
     """Whether pypdf's ``value`` and pdfium's text ``theirs`` say the same."""
     if isinstance(value, IndirectObject):
         value = value.get_object()
+    if not theirs.strip() and not isinstance(value, str | bytes):
+        return True  # pdfium's text of a number, a boolean, an array or a dictionary is empty
     if isinstance(value, BooleanObject):
         return theirs.strip().lower() in (("true",) if value else ("false", ""))
     if isinstance(value, NumberObject | FloatObject):
@@ -108,7 +119,7 @@ def _text(value: Any) -> str:
         value = value.get_object()
     if isinstance(value, NameObject):
         return str(value)[1:]
-    if isinstance(value, str):
+    if isinstance(value, str):  # (pypdf's text strings)
         return str(value)
     if isinstance(value, bytes):
         return value.decode("latin-1")
