@@ -118,8 +118,19 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _parse(data: bytes) -> ParsedDocument:
-    metadata = _read_information(data)
-    pages, outline = _read_pages_and_outline(data)
+    try:
+        document: pdfium.PdfDocument | None = pdfium.PdfDocument(data)
+    except Exception:  # noqa: BLE001 - pdfium refuses what it cannot open (after pypdf says why, below)
+        document = None
+    try:
+        # pdfium's document also checks the information fields that decide access (see pdf_info)
+        metadata = _read_information(data, document)
+        if document is None:
+            raise UnreadableFile("not a PDF")
+        pages, outline = _read_pages_and_outline(document, data)
+    finally:
+        if document is not None:
+            document.close()
     if not any(pages):
         raise UnreadableFile("PDF has no extractable text")
     lines = [line for page in _without_running_lines(pages) for line in page]
@@ -134,13 +145,9 @@ def _parse(data: bytes) -> ParsedDocument:
     return assemble("pdf", _drafts(lines, outline, joined), metadata, page_count=len(pages))
 
 
-def _read_pages_and_outline(data: bytes) -> tuple[list[list[Line]], list[OutlineEntry]]:
+def _read_pages_and_outline(document: pdfium.PdfDocument, data: bytes) -> tuple[list[list[Line]], list[OutlineEntry]]:
     """Every page's text lines, in pdfium's (content) order, and the document's own headings:
     its outline, completed by its tagged headings (see ``document_headings``)."""
-    try:
-        document = pdfium.PdfDocument(data)
-    except Exception:  # noqa: BLE001 - pdfium refuses what it cannot open
-        raise UnreadableFile("not a PDF") from None
     try:
         pages: list[list[Line]] = []
         memo = DocumentMemo()  # one document's fonts, looked at once
@@ -159,8 +166,6 @@ def _read_pages_and_outline(data: bytes) -> tuple[list[list[Line]], list[Outline
         return pages, document_headings(_outline(document), tags.entries)
     except pdfium.PdfiumError as exc:
         raise UnreadableFile(f"PDF text cannot be read: {exc}") from None
-    finally:
-        document.close()
 
 
 @dataclass(frozen=True)

@@ -8,24 +8,81 @@ import re
 import warnings
 from typing import Any
 
+import pypdfium2 as pdfium
 from pypdf import PdfReader
 from pypdf._utils import read_non_whitespace, skip_over_comment
 from pypdf.generic import BooleanObject, FloatObject, IndirectObject, NameObject, NumberObject, read_object
 from pypdf.xmp import DC_NAMESPACE, RDF_NAMESPACE
 
 from ingest.model import UnreadableFile
+from ingest.parse.pdf_info_check import check_against_pdfium, trailer_info_problem
 
 _KEYWORD_FIELD = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=\s*([^;]*)")
 
 
-def _read_information(data: bytes) -> dict[str, Any]:
-    """The document information entries (and key=value pairs in /Keywords, and XMP dc:title)."""
+def _read_information(data: bytes, document: pdfium.PdfDocument | None = None) -> dict[str, Any]:
+    """The document information entries (and key=value pairs in /Keywords, and XMP dc:title).
+
+    The fields that decide who reads a document are read again by pdfium (``document``, opened
+    here when not given): a file the two readers read differently is refused, never indexed
+    with one reader's guess (see ``check_against_pdfium``)."""
     if b"%PDF-" not in data[:1024]:
         raise UnreadableFile("not a PDF")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         reader = _open_reader(data)
-        return _information_fields(reader)
+        _check_trailer(reader, data)
+        entries = _info_entries(reader)
+        fields = _information_fields(reader, entries)
+    if document is not None:
+        check_against_pdfium(entries, document)
+        return fields
+    try:
+        opened = pdfium.PdfDocument(data)
+    except Exception:  # noqa: BLE001 - a file pdfium cannot open is refused when it is parsed
+        return fields
+    try:
+        check_against_pdfium(entries, opened)
+    finally:
+        opened.close()
+    return fields
+
+
+def _check_trailer(reader: PdfReader, data: bytes) -> None:
+    """Refuses a trailer that names /Info twice (pypdf keeps the first, pdfium and MuPDF the last)."""
+    for position in _trailer_positions(reader, data):
+        stream = reader.stream
+        saved = stream.tell()
+        try:
+            stream.seek(position)
+            entries = _dictionary_entries(stream, reader) or []
+        except Exception:  # noqa: BLE001 - a trailer pypdf cannot re-read: pdfium's reading is compared
+            entries = []
+        finally:
+            stream.seek(saved)
+        problem = trailer_info_problem(entries)
+        if problem:
+            raise UnreadableFile(problem)
+
+
+def _trailer_positions(reader: PdfReader, data: bytes) -> list[int]:
+    """Where trailer dictionaries start: after each ``trailer`` keyword (the last few, for
+    incremental updates), and the dictionary of the cross-reference stream ``startxref`` names."""
+    positions = []
+    found = data.find(b"trailer", max(0, len(data) - _TRAILER_TAIL))  # (bytes.find: a regular expression costs 30x)
+    while found >= 0:
+        positions.append(found + len(b"trailer"))
+        found = data.find(b"trailer", found + 1)
+    start = getattr(reader, "_startxref", 0)
+    if 0 < start < len(data) and _OBJECT_HEADER.match(data, start):
+        header = _OBJECT_HEADER.match(data, start)
+        positions.append(header.end() if header else start)
+    return positions[-_MAX_TRAILERS:]
+
+
+_OBJECT_HEADER = re.compile(rb"\s*\d+\s+\d+\s+obj\b")
+_TRAILER_TAIL = 1 << 20  # bytes at the end of a file where trailers are looked for
+_MAX_TRAILERS = 32
 
 
 def _open_reader(data: bytes) -> PdfReader:
@@ -52,8 +109,9 @@ def _add_declared(given: list[Any], value: Any) -> None:
             given.append(value)
 
 
-def _information_fields(reader: PdfReader) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
+def _info_entries(reader: PdfReader) -> list[tuple[str, Any]]:
+    """The information dictionary's (key, value) entries, duplicates kept where it can be re-read;
+    none when pypdf cannot read it."""
     try:
         entries, alone = _raw_info_entries(reader)
         if entries is None or not alone:
@@ -63,6 +121,14 @@ def _information_fields(reader: PdfReader) -> dict[str, Any]:
                 entries = _raw_info_entries(reader)[0]
             if entries is None:  # not re-readable: pypdf's dictionary (which keeps one value per key)
                 entries = [(str(key), info[key]) for key in list(info.keys())] if info is not None else []
+        return entries
+    except Exception:  # noqa: BLE001 - a damaged information dictionary yields no fields, not a failure
+        return []
+
+
+def _information_fields(reader: PdfReader, entries: list[tuple[str, Any]]) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    try:
         values_by_name: dict[str, list[Any]] = {}
         for key, value in entries:
             name = key.lstrip("/").lower()
@@ -76,6 +142,9 @@ def _information_fields(reader: PdfReader) -> dict[str, Any]:
     except Exception:  # noqa: BLE001 - a damaged information dictionary yields no fields, not a failure
         fields = {}
     keywords = fields.get("keywords")
+    if isinstance(keywords, list) and any("=" in str(value) for value in keywords):
+        # fields given as key=value in two /Keywords: never pick one set of them
+        raise UnreadableFile("PDF metadata gives /Keywords 2 times, with key=value fields")
     if isinstance(keywords, str) and "=" in keywords:
         for part in keywords.split(";"):
             match = _KEYWORD_FIELD.fullmatch(part)
@@ -111,11 +180,13 @@ def _raw_info_entries(reader: PdfReader) -> tuple[list[tuple[str, Any]] | None, 
     reference = reader.trailer.raw_get("/Info") if "/Info" in reader.trailer else None
     if not isinstance(reference, IndirectObject):
         return None, False
+    if reference.generation == 0 and reference.idnum in reader.xref_objStm:
+        # (pypdf reads an object stream's object before its offset in the xref table, as here)
+        return _object_stream_entries(reader, reference), True
     start = reader.xref.get(reference.generation, {}).get(reference.idnum)
     if not isinstance(start, int):
         return None, False
-    alone = not (reference.generation == 0 and reference.idnum in reader.xref_objStm)
-    return _entries_at(reader, reference, start, alone)
+    return _entries_at(reader, reference, start, True)
 
 
 def _entries_at(
@@ -128,33 +199,67 @@ def _entries_at(
         stream.seek(start)
         if reader.read_object_header(stream) != (reference.idnum, reference.generation):
             return None, False
-        read_non_whitespace(stream)
-        stream.seek(-1, 1)
-        if stream.read(2) != b"<<":
+        entries = _dictionary_entries(stream, reader)
+        if entries is None:
             return None, False
-        entries: list[tuple[str, Any]] = []
-        for _ in range(_MAX_INFO_ENTRIES):
-            token = read_non_whitespace(stream)
-            if token == b"%":
-                stream.seek(-1, 1)
-                skip_over_comment(stream)
-                continue
-            if token == b">":
-                return entries, alone and not _stream_follows(stream)
-            if not token:
-                return None, False
-            stream.seek(-1, 1)
-            key = read_object(stream, reader)
-            if not isinstance(key, NameObject):
-                return None, False
-            read_non_whitespace(stream)
-            stream.seek(-1, 1)
-            entries.append((str(key), read_object(stream, reader)))
-        return None, False
+        return entries, alone and not _stream_follows(stream)
     except Exception:  # noqa: BLE001 - a dictionary pypdf cannot re-read falls back to pypdf's view
         return None, False
     finally:
         stream.seek(saved)
+
+
+def _dictionary_entries(stream: Any, reader: PdfReader) -> list[tuple[str, Any]] | None:
+    """The (key, value) entries of the dictionary that starts at the stream's position (after
+    white space), duplicates kept, in file order; the stream is left after its closing ``>``.
+    None when no dictionary can be read there."""
+    read_non_whitespace(stream)
+    stream.seek(-1, 1)
+    if stream.read(2) != b"<<":
+        return None
+    entries: list[tuple[str, Any]] = []
+    for _ in range(_MAX_INFO_ENTRIES):
+        token = read_non_whitespace(stream)
+        if token == b"%":
+            stream.seek(-1, 1)
+            skip_over_comment(stream)
+            continue
+        if token == b">":
+            return entries
+        if not token:
+            return None
+        stream.seek(-1, 1)
+        key = read_object(stream, reader)
+        if not isinstance(key, NameObject):
+            return None
+        read_non_whitespace(stream)
+        stream.seek(-1, 1)
+        entries.append((str(key), read_object(stream, reader)))
+    return None
+
+
+def _object_stream_entries(reader: PdfReader, reference: IndirectObject) -> list[tuple[str, Any]] | None:
+    """The entries of the dictionary ``reference`` that lies in an object stream, read from the
+    stream's decoded content as pypdf finds it there (its ``_get_object_from_stream``), with
+    duplicates kept. None when it cannot be read so."""
+    try:
+        number, _ = reader.xref_objStm[reference.idnum]
+        container = IndirectObject(number, 0, reader).get_object()
+        content = io.BytesIO(container.get_data())  # type: ignore[union-attr]
+        first = int(container["/First"])  # type: ignore[index]
+        for _ in range(min(int(container["/N"]), _MAX_INFO_ENTRIES)):  # type: ignore[index]
+            read_non_whitespace(content)
+            content.seek(-1, 1)
+            idnum = NumberObject.read_from_stream(content)
+            read_non_whitespace(content)
+            content.seek(-1, 1)
+            offset = NumberObject.read_from_stream(content)
+            if idnum == reference.idnum:
+                content.seek(first + int(offset))
+                return _dictionary_entries(content, reader)
+        return None
+    except Exception:  # noqa: BLE001 - an object stream pypdf cannot re-read falls back to pypdf's view
+        return None
 
 
 _MAX_INFO_ENTRIES = 10_000
