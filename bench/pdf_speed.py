@@ -83,10 +83,16 @@ def stages(data: bytes, seconds: dict[str, float]) -> None:
             seconds[name] = seconds.get(name, 0.0) + time.process_time() - began
 
     try:
-        metadata = timed("information (pypdf)", pdf_parser._read_information, data)
-        pages, outline = timed("lines (pdfium)", pdf_parser._read_pages_and_outline, data)
+        document = pdf_parser.pdfium.PdfDocument(data)
+    except Exception:  # noqa: BLE001 - what pdfium cannot open, the parser refuses too
+        return
+    try:
+        metadata = timed("information (pypdf)", pdf_parser._read_information, data, document)
+        pages, outline = timed("lines (pdfium)", pdf_parser._read_pages_and_outline, document, data)
     except UnreadableFile:
         return
+    finally:
+        document.close()
     if not any(pages):
         return
     kept = timed("running lines", pdf_parser._without_running_lines, pages)
