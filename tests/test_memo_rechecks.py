@@ -64,6 +64,14 @@ def _cli(*args: object, env: dict[str, str] | None = None) -> tuple[int, dict, s
     return done.returncode, json.loads(done.stdout), done.stderr
 
 
+def _all_indexed_by_the_next_run(corpus: Path, where: list[str], store) -> None:
+    """A plain `ingest run` (the CLI's default limits) parses the files again and indexes all three."""
+    code, data, stderr = _cli("run", corpus, *where)
+    assert code == 0, stderr
+    assert data["documents"]["indexed"] == 3 and data["documents"]["rejected"] == 0
+    assert {record.doc_id for record in store.documents()} == {"doc-0", "doc-1", "big"}
+
+
 def test_a_file_stopped_by_the_time_limit_is_parsed_again_by_the_next_run(tmp_path, target):
     store, where = target
     corpus = _pdf_corpus(tmp_path / "corpus")
@@ -76,10 +84,7 @@ def test_a_file_stopped_by_the_time_limit_is_parsed_again_by_the_next_run(tmp_pa
     assert all("time limit (0.001 s)" in p.problems[0] for p in first.plan.problems)
 
     # The default limit (the CLI's, with its fast unchanged path on Elasticsearch): the file goes in.
-    code, data, stderr = _cli("run", corpus, *where)
-    assert code == 0, stderr
-    assert data["documents"]["indexed"] == 3 and data["documents"]["rejected"] == 0
-    assert {record.doc_id for record in store.documents()} == {"doc-0", "doc-1", "big"}
+    _all_indexed_by_the_next_run(corpus, where, store)
 
 
 def test_a_file_stopped_by_the_memory_cap_is_parsed_again_by_the_next_run(tmp_path, target):
@@ -93,10 +98,7 @@ def test_a_file_stopped_by_the_memory_cap_is_parsed_again_by_the_next_run(tmp_pa
         (problem,) = record["problems"]
         assert "memory" in problem or "parser process died" in problem, problem
 
-    code, data, stderr = _cli("run", corpus, *where)
-    assert code == 0, stderr
-    assert data["documents"]["indexed"] == 3 and data["documents"]["rejected"] == 0
-    assert {record.doc_id for record in store.documents()} == {"doc-0", "doc-1", "big"}
+    _all_indexed_by_the_next_run(corpus, where, store)
 
 
 def test_a_file_whose_parser_process_died_is_parsed_again_by_the_next_run(tmp_path, target):
