@@ -245,7 +245,34 @@ def _field(
 
 # Bump when what counts as valid metadata changes (or how a format's fields are read): a run's scan
 # memo then re-checks every file instead of reusing the last run's verdicts.
-RULES_VERSION = "2"
+RULES_VERSION = "3"  # 3: field names read case-insensitively in front matter and inventory.yaml
+
+
+def fold_field_names(fields: Mapping[str, Any]) -> dict[str, list[tuple[str, Any]]]:
+    """Every (name as written, value) of ``fields`` under its lower-cased name, in order. Field names are
+    case-insensitive, as HTML's ``<meta name>`` and PDF keys are read: ``Access: staff`` next to
+    ``access: public`` is one field given twice, never the lower-case one's value alone."""
+    folded: dict[str, list[tuple[str, Any]]] = {}
+    for name, value in fields.items():
+        folded.setdefault(str(name).lower(), []).append((str(name), value))
+    return folded
+
+
+def _case_variants(source: str, folded: Mapping[str, list[tuple[str, Any]]]) -> list[str]:
+    """A problem for each field given under two spellings of its name."""
+    return [
+        f"{source}: {name}: given {len(given)} times: "
+        + " and ".join(f"{written!r} is {show(value)}" for written, value in given)
+        for name, given in folded.items()
+        if len(given) > 1
+    ]
+
+
+def _first_values(fields: Any) -> Any:
+    """``fields`` with lower-cased names (the first value where a name is given twice: reported elsewhere)."""
+    if not isinstance(fields, Mapping):
+        return fields
+    return {name: given[0][1] for name, given in fold_field_names(fields).items()}
 
 
 def resolve_metadata(
@@ -265,6 +292,10 @@ def resolve_metadata(
     if not isinstance(file_fields, Mapping):
         problems.append(f"{source}: metadata: not a mapping of fields: {show(file_fields)}")
         file_fields = {}
+    folded = fold_field_names(file_fields)
+    problems.extend(_case_variants(source, folded))
+    twice = {name for name, given in folded.items() if len(given) > 1}  # reported above, never picked
+    file_fields = {name: given[0][1] for name, given in folded.items() if name not in twice}
     bombs = _bombs(file_fields)
     problems.extend(
         f"{source}: {name}: expands to more than {MAX_FIELD_VALUES} values (a YAML alias bomb?)" for name in bombs
@@ -274,7 +305,7 @@ def resolve_metadata(
     values: dict[str, Any] = {}
     defaulted = False
     for name in fields:
-        if name in bombs:  # reported above; never walked again
+        if name in bombs or name in twice:  # reported above; never walked again
             continue
         value = _field(source, name, file_fields, inventory, settings, problems)
         if value is _DEFAULTED:
@@ -349,7 +380,7 @@ def _consistency_problems(
 
 def found_doc_id(file_fields: Any, inventory_fields: Mapping[str, Any] | None) -> str | None:
     """Whatever doc_id a rejected file declares (for its problem record), or None."""
-    for fields in (file_fields, inventory_fields or {}):
+    for fields in (_first_values(file_fields), inventory_fields or {}):
         if isinstance(fields, Mapping):
             text = _as_text(fields.get("doc_id"))
             if text:
@@ -372,8 +403,8 @@ def declared_visibility(
     for name, default in defaults.items():
         values: set[str] = set()
         for fields in (file_fields, inventory_fields or {}):
-            if isinstance(fields, Mapping) and fields.get(name) is not None:
-                values.add(_declared_text(fields[name]))
+            given = fold_field_names(fields).get(name, []) if isinstance(fields, Mapping) else []
+            values.update(_declared_text(value) for _, value in given if value is not None)
         declared.append((name, tuple(sorted(values)) if values else (default,)))
     return tuple(declared)
 
@@ -407,7 +438,7 @@ def visibility_of(meta: DocumentMeta) -> Visibility:
 def found_key(file_fields: Any, inventory_fields: Mapping[str, Any] | None) -> str | None:
     """``doc_id@version`` a rejected file declares, or None (to explain dangling references)."""
     doc_id = found_doc_id(file_fields, inventory_fields)
-    for fields in (file_fields, inventory_fields or {}):
+    for fields in (_first_values(file_fields), inventory_fields or {}):
         if isinstance(fields, Mapping):
             version = _as_text(fields.get("version"))
             if doc_id and version:
@@ -517,5 +548,10 @@ def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict[s
         elif not isinstance(fields, Mapping):
             problems.append(f"{origin}: {key}: not a mapping of fields: {show(fields)}")
         else:
-            entries[key.strip()] = {str(name): value for name, value in fields.items()}
+            folded = fold_field_names(fields)
+            twice = _case_variants(f"{origin}: {key}", folded)
+            if twice:  # an entry giving a field twice is left out, like any malformed entry
+                problems.extend(twice)
+            else:
+                entries[key.strip()] = {name: given[0][1] for name, given in folded.items()}
     return entries, problems

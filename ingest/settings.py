@@ -154,6 +154,7 @@ def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> 
     labels = _labels(access, origin)
     meta = data.get("metadata", {}) or {}
     required = _string_list(meta["required"], "metadata.required", origin) if "required" in meta else DEFAULT_REQUIRED
+    required = tuple(dict.fromkeys(name.lower() for name in required))  # field names are case-insensitive
     for must in DEFAULT_REQUIRED:
         if must not in required:
             required = required + (must,)
@@ -236,7 +237,9 @@ def _roles(roles_raw: Mapping[str, Any] | None, labels: tuple[str, ...], origin:
 def _patterns(patterns_raw: Any, origin: str) -> dict[str, str]:
     if not isinstance(patterns_raw, Mapping):
         raise SettingsError(f'{origin}: metadata.patterns must be a table of field = "regex"; found {patterns_raw!r}')
-    patterns = dict(patterns_raw)
+    patterns = {str(name).lower(): pattern for name, pattern in patterns_raw.items()}  # names: case-insensitive
+    if len(patterns) < len(patterns_raw):
+        raise SettingsError(f"{origin}: metadata.patterns names one field twice: {sorted(map(str, patterns_raw))}")
     for name, pattern in patterns.items():
         if not isinstance(pattern, str):
             raise SettingsError(f"{origin}: metadata.patterns.{name} must be a string; found {pattern!r}")
