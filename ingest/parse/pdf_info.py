@@ -146,6 +146,7 @@ def _information_fields(reader: PdfReader, entries: list[tuple[str, Any]]) -> di
         # fields given as key=value in two /Keywords: never pick one set of them
         raise UnreadableFile("PDF metadata gives /Keywords 2 times, with key=value fields")
     if isinstance(keywords, str) and "=" in keywords:
+        in_keywords: set[str] = set()  # names already given in /Keywords (not the information entries)
         for part in keywords.split(";"):
             match = _KEYWORD_FIELD.fullmatch(part)
             if match and match.group(2).strip():
@@ -153,11 +154,12 @@ def _information_fields(reader: PdfReader, entries: list[tuple[str, Any]]) -> di
                 given = fields.get(name)
                 if given not in (None, "") and str(given).strip() != value:
                     # Two values for one field in one file: never pick one silently.
+                    where = "/Keywords" if name in in_keywords else "the document information"
                     raise UnreadableFile(
-                        f"PDF metadata gives {name} twice: {str(given).strip()!r} in the document "
-                        f"information and {value!r} in /Keywords"
+                        f"PDF metadata gives {name} twice: {str(given).strip()!r} in {where} and {value!r} in /Keywords"
                     )
                 fields[name] = value
+                in_keywords.add(name)
     if not fields.get("title"):
         title = _xmp_title(reader)
         if title:
