@@ -183,6 +183,8 @@ def print_scan(scan: CorpusScan, quiet: bool, verbose: bool) -> None:
         for d in scan.documents:
             out.print(f"  [green]✓[/green] {safe(d.source)}  {safe(d.meta.key)}  {d.meta.access}")
     formats = ", ".join(f"{n} {f}" for f, n in sorted(scan.formats.items()))
+    if scan.folder_problems:
+        formats += f", {len(scan.folder_problems)} unreadable folder{'s' if len(scan.folder_problems) > 1 else ''}"
     access = ", ".join(f"{n} {a}" for a, n in sorted(scan.access_counts().items()))
     out.print(f"documents: {scan.seen} ({formats})")
     out.print(f"valid: {len(scan.documents)}   rejected: {len(scan.rejected) + len(scan.folder_problems)}")

@@ -104,7 +104,9 @@ class CorpusScan:
 
     @property
     def seen(self) -> int:
-        return sum(self.formats.values())
+        """Inputs seen under documents/: every file listed, and each folder that could not be listed (one
+        input, its files unknown), so that seen = valid + rejected as every report counts them."""
+        return sum(self.formats.values()) + len(self.folder_problems)
 
     @property
     def ok(self) -> bool:

@@ -121,10 +121,12 @@ def run_suite(result: RunResult) -> Suite:
         refused.setdefault(chunk_source.get(e.id, "(unknown document)"), []).append(
             f"chunk {e.id} refused by the store: {e.reason}"
         )
-    # a document with a problem record is one failed case (below), never a passing one too
+    # a document with a problem record is one failed case (below), never a passing one too; a removed or
+    # kept item is a stored version, not a document the run saw (a kept one's file is rejected, or lies in
+    # a folder that could not be read: that problem record is its case), so the cases are the counts'
     with_problems = {p.source for p in result.plan.problems}
     for item in result.plan.items:
-        if item.action == "removed" or item.source in with_problems:
+        if item.action in ("removed", "kept") or item.source in with_problems:
             continue
         reasons = refused.pop(item.source, [])
         if item.action == "rejected" and not reasons:

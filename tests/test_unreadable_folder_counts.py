@@ -81,7 +81,9 @@ def test_an_inventory_entry_narrowing_a_file_in_an_unreadable_folder_withdraws_i
         pytest.skip("running as root without setpriv: permissions cannot be taken away from root")
     assert cli(prefix, "run", corpus, *store_args).returncode == 0
     inventory = corpus / "inventory.yaml"
-    inventory.write_text(inventory.read_text().replace("support/faq.md:\n  access: public", "support/faq.md:\n  access: staff"))
+    inventory.write_text(
+        inventory.read_text().replace("support/faq.md:\n  access: public", "support/faq.md:\n  access: staff")
+    )
     (corpus / SUPPORT).chmod(0o000)
     args = ("--full",) if mode == "--full" else ()
     done = cli(prefix, "run", corpus, *store_args, *args, "--json")
@@ -90,7 +92,37 @@ def test_an_inventory_entry_narrowing_a_file_in_an_unreadable_folder_withdraws_i
     removed = {item["document"]: item["reason"] for item in data["plan"] if item["action"] == "removed"}
     assert list(removed) == ["support-faq@7"], data["plan"]
     assert "access 'public' → 'staff'" in removed["support-faq@7"]
-    public = cli(prefix, "search", "frequently asked questions owners", "--role", "public", "--top", "50", *store_args, "--json")
+    public = cli(
+        prefix, "search", "frequently asked questions owners", "--role", "public", "--top", "50", *store_args, "--json"
+    )
     assert "support-faq" not in {h["doc_id"] for h in json.loads(public.stdout)["hits"]}
     kept = cli(prefix, "search", "winter lay up outboard", "--role", "public", *store_args, "--json")
     assert "winter-layup-checklist" in {h["doc_id"] for h in json.loads(kept.stdout)["hits"]}
+
+
+def test_seen_and_the_junit_cases_count_the_unreadable_folder_like_rejected(corpus, store_args, tmp_path):
+    """seen = indexed + unchanged + rejected, and one JUnit case per seen input: the folder is one input
+    (outside pass: `seen` left it out while `rejected` counted it, and --junit added a `kept` case per
+    stored version in it)."""
+    prefix = _unprivileged()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: permissions cannot be taken away from root")
+    assert cli(prefix, "run", corpus, *store_args, "--quiet").returncode == 0
+    (corpus / SUPPORT).chmod(0o000)
+
+    done = cli(prefix, "run", corpus, *store_args, "--json", "--junit", tmp_path / "run.xml")
+
+    assert done.returncode == 1, done.stderr
+    counts = json.loads(done.stdout)["documents"]
+    assert counts["rejected"] == 1 and counts["indexed"] == 0
+    assert counts["seen"] == counts["unchanged"] + counts["rejected"], counts
+    suite = ET.parse(tmp_path / "run.xml").getroot()
+    assert (suite.get("tests"), suite.get("failures")) == (str(counts["seen"]), "1")
+    assert {case.get("classname") for case in suite.iter("testcase")} == {"ingest.run.unchanged", "ingest.run.rejected"}
+
+    plain = cli(prefix, "run", corpus, *store_args)
+    assert f"documents: {counts['seen']} seen, 0 indexed, {counts['unchanged']} unchanged, 1 rejected" in plain.stdout
+    validated = cli(prefix, "validate", corpus, "--json")
+    data = json.loads(validated.stdout)
+    assert data["documents"] == data["valid"] + data["rejected"] == counts["seen"]
+    assert ", 1 unreadable folder)" in cli(prefix, "validate", corpus).stdout
