@@ -231,8 +231,7 @@ def print_run(
     if not quiet:
         for line in result.plan.overrides:
             out.print(f"[yellow]! override[/yellow] {safe(line)}")
-        if not strict_refused:
-            print_plan(result, dry_run, verbose)
+        print_plan(result, dry_run, verbose)  # under a refused --strict too: the lines the counts count
     label = "access to repair (dry run):" if dry_run else "access repaired:"
     for change in data.get("access_repaired") or ():
         out.print(f"[yellow]{label}[/yellow] {safe(change)}")
@@ -246,8 +245,12 @@ def print_run(
     if d["defaulted_access"] and not quiet:
         out.print(f"access defaulted from ingest.toml: {d['defaulted_access']} document(s)")
     if strict_refused:
+        with_problems = len({p.source for p in result.plan.problems if p.source.startswith("documents/")})
+        held = d["rejected"] - with_problems
+        also = f" (and {held} valid one(s) not written)" if held else ""
         out.print(
-            f"[red]--strict:[/red] {d['rejected']} document(s) rejected; nothing written{_strict_removals(result)}"
+            f"[red]--strict:[/red] {with_problems} document(s) rejected{also}; nothing written"
+            f"{_strict_removals(result)}"
         )
     verb = "would be" if dry_run else ""
     out.print(

@@ -301,15 +301,20 @@ def _strict_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
         if old is not None and old.key == doc.meta.key and visibility_changes(doc, old):
             removals[old.key] = old
             withdrawn.add(old.key)
-    rejected = len({p.source for p in plan.problems})
+    rejected = len({p.source for p in plan.problems if p.source.startswith("documents/")})
     note = f"not written: --strict and {rejected} document(s) rejected"
     items = []
     for item in plan.items:
-        if item.key in withdrawn and item.action in ("changed", "moved"):
-            old = removals[item.key]
-            item = PlannedDocument("removed", item.key, old.source, f"withdrawn: {item.reason}", delete=old.chunk_count)
-        elif item.action in ("new", "changed", "moved"):
-            item = replace(item, action="rejected" if item.action == "new" else "kept", reason=note, write=0, delete=0)
+        if item.action in ("new", "changed", "moved"):
+            # a valid document not written counts as rejected (seen = indexed + unchanged + rejected); the
+            # stored version of a changed one stays, unless it is withdrawn (a second line: removed)
+            items.append(replace(item, action="rejected", reason=note, write=0, delete=0))
+            if item.key in withdrawn:
+                old = removals[item.key]
+                reason = f"withdrawn: {item.reason}"
+                item = PlannedDocument("removed", item.key, old.source, reason, delete=old.chunk_count)
+            else:
+                continue
         items.append(item)
     refused = Plan(
         items=items,

@@ -570,6 +570,14 @@ class RunResult:
     def ok(self) -> bool:
         return not self.plan.problems and not self.errors
 
+    @property
+    def rejected(self) -> int:
+        """Rejected inputs, each once, as in --junit: documents and unreadable folders under documents/ with
+        a problem record (not inventory.yaml's own), and documents planned but not written (refused by the
+        store, or held back by --strict)."""
+        sources = {p.source for p in self.plan.problems if p.source.partition("/")[0] == "documents"}
+        return len(sources | {item.source for item in self.plan.items if item.action == "rejected"})
+
     def to_json(self) -> dict[str, Any]:
         plan = self.plan
         return {
@@ -582,9 +590,7 @@ class RunResult:
                 "changed": plan.count("changed"),
                 "moved": plan.count("moved"),
                 "unchanged": plan.count("unchanged"),
-                # problem records of documents and of unreadable folders under documents/ (each one
-                # rejected input, as in --junit; not the record of inventory.yaml itself)
-                "rejected": sum(1 for p in plan.problems if p.source.partition("/")[0] == "documents"),
+                "rejected": self.rejected,
                 "removed": plan.count("removed"),
                 "defaulted_access": self.defaulted_access,
             },
