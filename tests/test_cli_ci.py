@@ -20,15 +20,7 @@ from tests.corpus_builder import make_corpus, write_doc
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "corpus"
 runner = CliRunner()
-CONNECTION_ENV = (
-    "INGEST_STORE",
-    "ELASTIC_CLOUD_ID",
-    "ELASTICSEARCH_URL",
-    "ES_API_KEY",
-    "ELASTIC_API_KEY",
-    "ES_USERNAME",
-    "INGEST_DEBUG",
-)
+CONNECTION_ENV = ("INGEST_STORE", "ELASTIC_CLOUD_ID", "ELASTICSEARCH_URL", "ES_API_KEY", "ELASTIC_API_KEY", "ES_USERNAME", "INGEST_DEBUG")
 
 
 @pytest.fixture(autouse=True)
@@ -45,14 +37,8 @@ def cli(*args, env=None, cwd=ROOT) -> subprocess.CompletedProcess:
     """The console script's own entry point (main), in a subprocess: real exit codes and streams."""
     full = {k: v for k, v in os.environ.items() if k not in CONNECTION_ENV}
     full.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "ingest.cli", *map(str, args)],
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-    )
+    return subprocess.run([sys.executable, "-m", "ingest.cli", *map(str, args)], env=full, capture_output=True, text=True,
+                          timeout=300, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -142,22 +128,11 @@ def test_an_empty_store_never_passes_eval(tmp_path):
 
 
 def test_eval_gate_fails_below_min_hit_at_k_and_passes_at_it(sample_store):
-    low = ingest(
-        "eval", SAMPLE / "questions.yaml", "--store", sample_store, "--top", "1", "--min-hit-at-k", "0.99", "--json"
-    )
+    low = ingest("eval", SAMPLE / "questions.yaml", "--store", sample_store, "--top", "1", "--min-hit-at-k", "0.99", "--json")
     data = json.loads(low.stdout)
     assert data["hit_at_k"] < 0.99 and low.exit_code == 1
     assert "below --min-hit-at-k 0.99" in data["gate"]["failures"][0]
-    ok = ingest(
-        "eval",
-        SAMPLE / "questions.yaml",
-        "--store",
-        sample_store,
-        "--top",
-        "1",
-        "--min-hit-at-k",
-        str(data["hit_at_k"]),
-    )
+    ok = ingest("eval", SAMPLE / "questions.yaml", "--store", sample_store, "--top", "1", "--min-hit-at-k", str(data["hit_at_k"]))
     assert ok.exit_code == 0, ok.output
     assert {"k", "questions", "hit_at_k", "mrr", "by_category", "missed", "leaks"} <= set(data)
 
@@ -171,9 +146,7 @@ def test_eval_junit_has_one_case_per_question_and_failures_with_reasons(sample_s
     assert len(cases) == data["questions"]
     failed = {c.get("name"): c.find("failure") for c in cases if c.find("failure") is not None}
     assert set(failed) == set(data["missed"]) and failed
-    assert all(
-        "missed: no relevant passage in the top 1" in f.text for f in failed.values() if f.text.startswith("missed")
-    )
+    assert all("missed: no relevant passage in the top 1" in f.text for f in failed.values() if f.text.startswith("missed"))
     assert int(suite.get("failures")) == len(failed)
 
 
@@ -260,10 +233,8 @@ def test_stderr_is_not_wrapped_when_not_a_terminal(tmp_path):
 def test_help_short_option_environment_and_completion():
     top = ingest("-h")
     assert top.exit_code == 0 and "--install-completion" in top.stdout
-    for command, variables in (
-        ("search", ("INGEST_STORE", "ELASTICSEARCH_URL", "ELASTIC_CLOUD_ID", "ES_CA_CERTS")),
-        ("run", ("INGEST_WRITE_BATCH_CHUNKS", "INGEST_WORKERS", "ES_API_KEY")),
-    ):
+    for command, variables in (("search", ("INGEST_STORE", "ELASTICSEARCH_URL", "ELASTIC_CLOUD_ID", "ES_CA_CERTS")),
+                               ("run", ("INGEST_WRITE_BATCH_CHUNKS", "INGEST_WORKERS", "ES_API_KEY"))):
         done = ingest(command, "-h", env={"COLUMNS": "200"})
         assert done.exit_code == 0, done.output
         flat = " ".join(done.stdout.split())

@@ -81,9 +81,7 @@ def test_an_inventory_entry_narrowing_a_file_in_an_unreadable_folder_withdraws_i
         pytest.skip("running as root without setpriv: permissions cannot be taken away from root")
     assert cli(prefix, "run", corpus, *store_args).returncode == 0
     inventory = corpus / "inventory.yaml"
-    inventory.write_text(
-        inventory.read_text().replace("support/faq.md:\n  access: public", "support/faq.md:\n  access: staff")
-    )
+    inventory.write_text(inventory.read_text().replace("support/faq.md:\n  access: public", "support/faq.md:\n  access: staff"))
     (corpus / SUPPORT).chmod(0o000)
     args = ("--full",) if mode == "--full" else ()
     done = cli(prefix, "run", corpus, *store_args, *args, "--json")
@@ -92,9 +90,7 @@ def test_an_inventory_entry_narrowing_a_file_in_an_unreadable_folder_withdraws_i
     removed = {item["document"]: item["reason"] for item in data["plan"] if item["action"] == "removed"}
     assert list(removed) == ["support-faq@7"], data["plan"]
     assert "access 'public' → 'staff'" in removed["support-faq@7"]
-    public = cli(
-        prefix, "search", "frequently asked questions owners", "--role", "public", "--top", "50", *store_args, "--json"
-    )
+    public = cli(prefix, "search", "frequently asked questions owners", "--role", "public", "--top", "50", *store_args, "--json")
     assert "support-faq" not in {h["doc_id"] for h in json.loads(public.stdout)["hits"]}
     kept = cli(prefix, "search", "winter lay up outboard", "--role", "public", *store_args, "--json")
     assert "winter-layup-checklist" in {h["doc_id"] for h in json.loads(kept.stdout)["hits"]}
