@@ -236,12 +236,8 @@ def print_run(
     for change in data.get("access_repaired") or ():
         out.print(f"[yellow]{label}[/yellow] {safe(change)}")
     d, c = data["documents"], data["chunks"]
-    repaired = data["repaired"]
-    if repaired and any(repaired.values()):
-        out.print(
-            f"repaired an interrupted run: {repaired['orphan_chunks']} orphan chunks deleted, "
-            f"{repaired['incomplete_documents']} incomplete documents redone"
-        )
+    for note in result.notes():
+        out.print(safe(note))
     if d["defaulted_access"] and not quiet:
         out.print(f"access defaulted from ingest.toml: {d['defaulted_access']} document(s)")
     if strict_refused:

@@ -41,6 +41,7 @@ class Suite:
     name: str
     cases: list[Case] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # suite-level messages (e.g. a failed gate)
+    out: list[str] = field(default_factory=list)  # suite-level information (e.g. a run that rebuilt everything)
 
     def add(self, name: str, classname: str, reasons: Iterable[str] = ()) -> None:
         self.cases.append(Case(name, classname, tuple(reasons)))
@@ -61,6 +62,8 @@ class Suite:
             if case.failure:
                 failure = ET.SubElement(element, "failure", message=_xml_text(case.failure[0][:500]), type="ingest")
                 failure.text = _xml_text("\n".join(case.failure))
+        if self.out:
+            ET.SubElement(suite, "system-out").text = _xml_text("\n".join(self.out))
         if self.notes:
             ET.SubElement(suite, "system-err").text = _xml_text("\n".join(self.notes))
         return suite
@@ -135,4 +138,5 @@ def run_suite(result: RunResult) -> Suite:
     add_problems(suite, result.plan.problems, "ingest.run.rejected")
     for source, reasons in refused.items():
         suite.add(source, "ingest.run.refused", reasons)
+    suite.out.extend(result.notes())
     return suite

@@ -213,6 +213,8 @@ def _dry_run(store: Store, job: _Job) -> RunResult:
     )
     _give_reason(plan, rebuild_reason)
     result = RunResult(store.name, plan, scan.seen, dry_run=True, defaulted_access=scan.defaulted_access)
+    if rebuild_reason:
+        result.rebuilt = rebuilt_reason(rebuild_reason, store.counts()["totals"]["chunks"], dry_run=True)
     result.written = sum(i.write for i in plan.items)
     result.deleted = sum(i.delete for i in plan.items)
     # Rewritten IDs (moves, metadata changes) replace themselves: only new IDs add up.
@@ -376,8 +378,14 @@ def _full_run(
             previous=old_keys,
         )
         _give_reason(plan, rebuild_reason)
+        lost = rebuild_reason.startswith(RECORDS_MISSING)  # the unlisted chunks are no killed run's
         result = RunResult(
-            store.name, plan, scan.seen, repaired=repaired_counts(orphans), defaulted_access=scan.defaulted_access
+            store.name,
+            plan,
+            scan.seen,
+            repaired=repaired_counts(0 if lost else orphans),
+            defaulted_access=scan.defaulted_access,
+            rebuilt=rebuilt_reason(rebuild_reason, orphans),
         )
         result.written, result.errors = early.written, list(early.errors)
         tick = _ticker(job.progress, len(plan.to_write))
@@ -444,7 +452,19 @@ def records_missing(store: Store, stored: list[DocumentRecord]) -> str:
     readable), so everything is built again and chunks no record lists go with the old build."""
     if stored or not store.counts()["totals"]["chunks"]:
         return ""
-    return "the document records were missing (documents index deleted or emptied outside ingest); rebuilding"
+    return f"{RECORDS_MISSING}; rebuilding"
+
+
+RECORDS_MISSING = "the document records were missing (documents index deleted or emptied outside ingest)"
+
+
+def rebuilt_reason(rebuild_reason: str, unlisted_chunks: int, dry_run: bool = False) -> str:
+    """A run's ``rebuilt`` (what made it rebuild everything as --full): the chunks no record lists, when the
+    records were lost, go with the old build (they are not a killed run's: no repair to report)."""
+    if rebuild_reason.startswith(RECORDS_MISSING):
+        went = "would go" if dry_run else "went"
+        return f"{RECORDS_MISSING}; {unlisted_chunks} chunks no record listed {went} with the old build"
+    return rebuild_reason
 
 
 def _give_reason(plan: Plan, reason: str) -> None:

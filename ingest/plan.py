@@ -565,10 +565,23 @@ class RunResult:
     access_changes: list[str] = field(default_factory=list)  # aliases re-pointed to follow [roles]
     warnings: list[str] = field(default_factory=list)  # problems after the writes; counts stay true
     strict_refused: bool = False  # --strict and documents rejected: only withdrawals were written
+    rebuilt: str = ""  # why everything was rebuilt as --full unasked (records lost, analysis changed), or ""
 
     @property
     def ok(self) -> bool:
         return not self.plan.problems and not self.errors
+
+    def notes(self) -> list[str]:
+        """What the run did besides its plan, one line each, as plain output and --junit say it."""
+        notes = []
+        if self.rebuilt:
+            notes.append(f"{'would be ' if self.dry_run else ''}rebuilt as --full: {self.rebuilt}")
+        if any(self.repaired.values()):
+            notes.append(
+                f"repaired an interrupted run: {self.repaired['orphan_chunks']} orphan chunks deleted, "
+                f"{self.repaired['incomplete_documents']} incomplete documents redone"
+            )
+        return notes
 
     @property
     def rejected(self) -> int:
@@ -599,6 +612,7 @@ class RunResult:
             "errors": [{"id": e.id, "reason": e.reason} for e in self.errors],
             "overrides": list(plan.overrides),
             "repaired": self.repaired,
+            "rebuilt": self.rebuilt or None,
             "access_repaired": self.access_changes,
             "warnings": self.warnings,
             "plan": [item.to_json() for item in plan.items if item.action != "unchanged"],

@@ -62,9 +62,18 @@ def check_rebuilt(store: tuple[str, ...], env: dict[str, str], corpus: Path) -> 
     """After the records were lost: edit memo's text and narrow it to staff without a version bump."""
     memo = corpus / "documents" / "memo.md"
     memo.write_text(MEMO.format(access="staff", text="New wording about layoffs and more."))
-    result = run_json(store, env, corpus)
+    said = f"rebuilt as --full: {REASON} (documents index deleted or emptied outside ingest); "
+    dry = cli(store, env, "run", corpus, "--dry-run")
+    assert f"would be {said}" in dry.stdout and "interrupted" not in dry.stdout, dry.stdout
+    done = cli(store, env, "run", corpus, "--json", "--junit", corpus.parent / "run.xml")
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    result = json.loads(done.stdout)
     assert result["documents"]["indexed"] == 2
     assert all(REASON in item["reason"] for item in result["plan"]), result["plan"]
+    # what happened, the same in --json, --junit and plain (outside pass: "repaired an interrupted run")
+    assert result["repaired"] == {"orphan_chunks": 0, "incomplete_documents": 0}
+    assert said.removeprefix("rebuilt as --full: ") in result["rebuilt"]
+    assert said in (corpus.parent / "run.xml").read_text(encoding="utf-8")
     assert hits(store, env, "layoffs", "public") == []
     assert any("New wording" in text for text in hits(store, env, "layoffs", "staff"))
     assert cli(store, env, "verify", corpus).returncode == 0
@@ -120,7 +129,11 @@ def test_a_store_without_records_and_an_empty_folder_drops_the_chunks_nobody_lis
         for path in (corpus / "documents").iterdir():
             path.unlink()
         result = run_json(store, {}, corpus)
-        assert result["repaired"]["orphan_chunks"] == 3, result["repaired"]
+        # not a killed run's chunks: said as what happened (outside pass: "repaired an interrupted run")
+        assert result["repaired"] == {"orphan_chunks": 0, "incomplete_documents": 0}, result["repaired"]
+        assert result["rebuilt"] == f"{REASON} (documents index deleted or emptied outside ingest); 3 chunks no " + (
+            "record listed went with the old build"
+        )
         es.indices.refresh(index=f"{es_prefix}-chunks")
         assert es.count(index=f"{es_prefix}-chunks")["count"] == 0
     finally:
