@@ -287,7 +287,11 @@ class Command(typer.core.TyperCommand):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         _spare_coercion(self.get_params(ctx))
-        return super().parse_args(ctx, args)
+        rest: list[str] = super().parse_args(ctx, args)
+        if ctx.params.get("quiet") and ctx.params.get("verbose"):
+            # contradictory: neither is picked silently (exit 2, as typer's own usage errors)
+            raise _click_exceptions().UsageError("--quiet and --verbose cannot be used together", ctx=ctx)
+        return rest
 
     def invoke(self, ctx: Any) -> Any:
         if self.resumes_collector:
@@ -455,13 +459,16 @@ def write_junit(path: Path | None, *suites: Suite) -> None:
         ) from None
 
 
-def click_exception_class() -> type[Exception]:
+def _click_exceptions() -> Any:
     """typer >= 0.20 carries its own click; older ones use click itself."""
     import importlib
 
     try:
-        module = importlib.import_module("typer._click.exceptions")
+        return importlib.import_module("typer._click.exceptions")
     except ImportError:  # pragma: no cover
-        module = importlib.import_module("click.exceptions")
-    found: type[Exception] = module.ClickException
+        return importlib.import_module("click.exceptions")
+
+
+def click_exception_class() -> type[Exception]:
+    found: type[Exception] = _click_exceptions().ClickException
     return found
