@@ -280,7 +280,13 @@ def _plan_scanned(
 ) -> None:
     """One valid document of the scan against its stored version (``prior``: the live one, in a
     --full rebuild). Raises ChangedWhileRead when its file changed since the scan read it."""
+    overrides = len(plan.overrides)
     if old is None and _edited_after_withdrawal(plan, doc, accept_edits, root, chunking):
+        return
+    if len(plan.overrides) > overrides:  # a withdrawn version's edited text, indexed by --accept-edits
+        _plan_document(plan, doc, old, root, chunking, True, early)
+        if plan.items[-1].key == doc.meta.key and plan.items[-1].action == "new":  # (not refused by the chunker)
+            plan.items[-1] = replace(plan.items[-1], reason=WITHDRAWN_EDITED)
         return
     edited = old is not None and old.source_sha256 != doc.sha256 and not accept_edits
     metadata_only = edited and old is not None and _same_text(doc, old, root, chunking, stored_chunks)
@@ -313,8 +319,12 @@ def _edited_after_withdrawal(
     withdrawn_sha = plan.tombstones.get(key)
     if withdrawn_sha is None:
         return False
-    if withdrawn_sha in (doc.sha256, _current_digest(doc, root, chunking)) or accept_edits:
+    if withdrawn_sha in (doc.sha256, _current_digest(doc, root, chunking)):
         del plan.tombstones[key]
+        return False
+    if accept_edits:  # the same override as an edit of a stored version (said, and in --json's overrides)
+        del plan.tombstones[key]
+        plan.overrides.append(f"{doc.source}: {key} replaced in place (--accept-edits)")
         return False
     plan.problems.append(
         DocumentProblems(
@@ -349,6 +359,7 @@ def _changes(doc: ScannedDocument, old: DocumentRecord, fingerprint: str) -> tup
 
 
 EDITED = "content edited without a version bump (--accept-edits)"
+WITHDRAWN_EDITED = "content edited without a version bump, its withdrawn version replaced (--accept-edits)"
 METADATA_EDITED = "the file's metadata edited, its text unchanged"
 
 
