@@ -122,12 +122,37 @@ def _executor(pool: WorkerPool[Item, Result], workers: int) -> ProcessPoolExecut
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("spawn")
+    _start_quiet_resource_tracker()
     return ProcessPoolExecutor(
         max_workers=workers,
         mp_context=context,
         initializer=_start_worker,
         initargs=(pool.initializer, pool.initargs),
     )
+
+
+def _start_quiet_resource_tracker() -> None:
+    """multiprocessing's resource tracker, started with its stderr on /dev/null. It is a process of its own
+    that outlives a killed run by a moment: it then removes the semaphores of the run's pool and warns
+    "resource_tracker: There appear to be 5 leaked semaphore objects to clean up at shutdown" on the stderr
+    it inherited — the run's, where only ingest's own messages belong. (Started once per run; the pool's
+    queues would start it with the run's stderr.)"""
+    from multiprocessing import resource_tracker
+
+    if getattr(resource_tracker._resource_tracker, "_fd", None) is not None:
+        return  # running (ensure_running starts it again if it died)
+    with contextlib.suppress(OSError):
+        saved = os.dup(2)
+        try:
+            quiet = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(quiet, 2)
+                resource_tracker.ensure_running()
+            finally:
+                os.dup2(saved, 2)
+                os.close(quiet)
+        finally:
+            os.close(saved)
 
 
 def _start_worker(initializer: Callable[..., None], initargs: tuple[object, ...]) -> None:
