@@ -20,6 +20,7 @@ MAX_ALIASES = 100
 MAX_NODES = 100_000
 LITERAL_KEYS = frozenset({"version"})  # scalars kept as the text the user wrote
 _STR = "tag:yaml.org,2002:str"
+_SMALL_TREE = 200  # nodes; see _check
 _NUMBERS = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
 
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -84,6 +85,11 @@ def _check(root: yaml.Node, max_aliases: int, max_nodes: int) -> None:
                     if key.value in LITERAL_KEYS and isinstance(value, yaml.ScalarNode) and value.tag in _NUMBERS:
                         value.tag = _STR
                 stack.extend((key, value))
+    if not aliases and len(seen) <= min(_SMALL_TREE, max_nodes):
+        # No node reached twice: a tree, which expands to exactly the nodes walked (not more than
+        # max_nodes). Only small ones skip the second walk: it is recursive, and a deeply nested
+        # tree must still fail there as "nested too deeply" (a tree is never deeper than its size).
+        return
     if expanded_size(root, _node_children, max_nodes) > max_nodes:
         raise yaml.YAMLError(f"aliases expand to more than {max_nodes} nodes")
 

@@ -42,13 +42,23 @@ _PARSERS = {
 }
 
 
+_loaded: dict[tuple[str, int], Callable[[bytes], Any]] = {}  # (format, which) -> function, once imported
+
+
 def _function(name: str | Path, which: int) -> Callable[[bytes], Any]:
     """The parser (1) or metadata reader (2) for a file name; UnreadableFile for other suffixes."""
     fmt = format_of(name)
     if fmt is None:
         raise UnreadableFile(f"unsupported file type {Path(name).suffix!r}")
-    entry = _PARSERS[fmt]
-    return cast(Callable[[bytes], Any], getattr(importlib.import_module(entry[0]), entry[which]))
+    # importlib.import_module goes through the import machinery on every call, even for a module
+    # already imported (2 % of a small file's parse): each function is looked up once
+    found = _loaded.get((fmt, which))
+    if found is None:
+        entry = _PARSERS[fmt]
+        found = _loaded[fmt, which] = cast(
+            Callable[[bytes], Any], getattr(importlib.import_module(entry[0]), entry[which])
+        )
+    return found
 
 
 def parse_bytes(data: bytes, name: str | Path) -> ParsedDocument:

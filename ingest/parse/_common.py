@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from ingest import safe_yaml
-from ingest.model import Block, ParsedDocument, UnreadableFile
+from ingest.model import Block, ParsedDocument, UnreadableFile, made
 
 BLOCK_SEPARATOR = "\n\n"
 MAX_FRONT_MATTER = 64 * 1024  # bytes of YAML; larger front matter is refused, not parsed
@@ -115,6 +115,11 @@ def collapse_spaces(text: str) -> str:
 
 def strip_controls(text: str) -> str:
     return _CONTROL.sub("", text)
+
+
+def has_controls(text: str) -> bool:
+    """Whether :func:`strip_controls` would change ``text`` (or any of its lines)."""
+    return _CONTROL.search(text) is not None
 
 
 def _hyphen_joins(last: str, line: str) -> bool:
@@ -219,14 +224,18 @@ def assemble(
     text = "".join(pieces)
     page_starts = _page_starts(page_first_offset, page_count, len(text)) if page_count else ()
     doc = ParsedDocument(format=fmt, text=text, blocks=(), metadata=dict(metadata or {}), page_starts=page_starts)
+    # made, not Block(...): a frozen dataclass's __init__ sets each field through object.__setattr__
     blocks = tuple(
-        Block(
-            kind=draft.kind,
-            start=start,
-            end=end,
-            level=min(max(draft.level, 1), 6) if draft.kind == "heading" else 0,
-            heading_path=path,
-            pages=doc.pages_of(start, end) if page_starts else (),
+        made(
+            Block,
+            {
+                "kind": draft.kind,
+                "start": start,
+                "end": end,
+                "level": min(max(draft.level, 1), 6) if draft.kind == "heading" else 0,
+                "heading_path": path,
+                "pages": doc.pages_of(start, end) if page_starts else (),
+            },
         )
         for draft, start, end, path in spans
     )

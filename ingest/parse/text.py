@@ -23,6 +23,7 @@ from ingest.parse._common import (
     assemble,
     collapse_spaces,
     decode_utf8_text,
+    has_controls,
     join_lines,
     line_key,
     running_line_indices,
@@ -53,7 +54,13 @@ def read_text_metadata(data: bytes) -> dict[str, Any]:
 
 def parse_text(data: bytes) -> ParsedDocument:
     metadata, body = split_front_matter(decode_utf8_text(data))
-    lines = [strip_controls(line).rstrip() for line in _clean_pages(body)]
+    cleaned = _clean_pages(body)
+    # (control characters are rare: one search of the body spares a substitution per line)
+    lines = (
+        [strip_controls(line).rstrip() for line in cleaned]
+        if has_controls(body)
+        else [line.rstrip() for line in cleaned]
+    )
     return assemble("text", _merge_lists(_drafts(lines)), metadata)
 
 
