@@ -9,6 +9,7 @@ reason, never any other exception.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
@@ -30,6 +31,10 @@ MAX_BYTES = 50 * 1024 * 1024  # a larger file is refused rather than read into m
 
 
 def format_of(name: str | Path) -> str | None:
+    if isinstance(name, str) and os.sep not in name and (os.altsep is None or os.altsep not in name):
+        # a bare file name (what a worker passes): pathlib's suffix rule without making a Path
+        dot = name.rfind(".")
+        return SUFFIXES.get(name[dot:].lower()) if 0 < dot < len(name) - 1 else None
     return SUFFIXES.get(Path(name).suffix.lower())
 
 
