@@ -106,6 +106,7 @@ def read_front_matter(source: str) -> dict[str, Any]:
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _HYPHENATED = re.compile(r"[^\W\d_]-$")
+_LINE_END_HYPHEN = re.compile(r"-\s*\n")  # a line (joined by \n) ending in a hyphen, before another line
 
 
 def collapse_spaces(text: str) -> str:
@@ -133,6 +134,11 @@ def join_lines(lines: Iterable[str]) -> str:
     ``"regu-"`` followed by ``"lation"`` gives ``"regulation"`` when the next line starts
     lower-case; any other line end becomes one space.
     """
+    lines = lines if isinstance(lines, list) else list(lines)
+    joined = "\n".join(lines)
+    if _LINE_END_HYPHEN.search(joined) is None:
+        # no line ends in a hyphen (most paragraphs): the words, one space apart, in one split
+        return " ".join(joined.split())
     # Pieces joined once at the end: growing one string line by line is quadratic.
     pieces: list[str] = []
     for raw in lines:
