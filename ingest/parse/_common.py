@@ -302,7 +302,7 @@ def running_line_indices(zones: Sequence[Sequence[Sequence[EdgeLine]]], page_cou
     drop: list[set[int]] = [set() for _ in range(page_count)]
     for zone in zones:
         keys = running_keys(_zone_pages(zone, page_count))
-        for page_lines in zone:
+        for page_lines in zone if keys else ():  # (most documents have none: no line's key made again)
             for line in page_lines:
                 if line_key(line.text) in keys:
                     drop[line.page - 1].add(line.index)

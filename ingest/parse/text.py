@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -178,10 +179,7 @@ def _indent(line: str) -> int:
 
 def _base_indent(lines: list[str]) -> int:
     """The indentation most prose lines have (some texts indent every paragraph)."""
-    counts: dict[int, int] = {}
-    for line in lines:
-        if line.strip():
-            counts[_indent(line)] = counts.get(_indent(line), 0) + 1
+    counts = Counter(len(line) - len(line.lstrip(" \t")) for line in lines if line.strip())  # (_indent, inlined)
     return max(counts, key=lambda indent: (counts[indent], -indent)) if counts else 0
 
 
