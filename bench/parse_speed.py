@@ -17,6 +17,11 @@ decoded text for plain text.
 metadata resolved with the folder's ``inventory.yaml`` and ``ingest.toml`` (when it is a corpus
 folder), the term and heading checks and ``chunk_document`` with the folder's chunk settings, as
 "worker CPU s" (the parse included) and chunks made.
+
+``--imports N`` adds what a parser process pays once before its first file of each format: the CPU
+time (user + system, best of N fresh interpreters) of importing what a worker imports
+(``ingest.corpus``, ``ingest.chunk``) and then that format's parser, less the same interpreter
+importing nothing (``python -c pass``).
 """
 
 from __future__ import annotations
@@ -101,13 +106,37 @@ def worker_time(folder: Path, named: list[tuple[Path, bytes]], repeat: int) -> t
     return best, chunks
 
 
+def import_cpu(modules: str, repeat: int) -> float:
+    """CPU seconds (best of ``repeat``) a fresh interpreter spends importing ``modules``, less ``pass``."""
+    import resource
+    import subprocess
+
+    def best(code: str) -> float:
+        spent = []
+        for _ in range(repeat):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            spent.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        return min(spent)
+
+    return best(f"import {modules}") - best("pass")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("folders", nargs="*", type=Path, default=DEFAULT_FOLDERS)
     parser.add_argument("--repeat", type=int, default=1, help="passes; the fastest counts")
     parser.add_argument("--limit", type=int, default=0, help="at most this many files per folder")
     parser.add_argument("--worker", action="store_true", help="also time parse + metadata + checks + chunking")
+    parser.add_argument("--imports", type=int, default=0, metavar="N", help="also time a worker's imports (best of N)")
     args = parser.parse_args()
+    if args.imports:
+        base = "ingest.corpus, ingest.chunk"
+        print(f"worker imports, CPU s (best of {args.imports}): {base}: {import_cpu(base, args.imports):.3f}", end="")
+        for fmt in ("markdown", "text", "html", "pdf"):
+            print(f"; + {fmt}: {import_cpu(f'{base}, ingest.parse.{fmt}', args.imports):.3f}", end="")
+        print()
     header = (
         f"{'folder':<28} {'format':<9} {'files':>6} {'MB':>7} {'ingest MB/s':>12} {'ceiling MB/s':>13} {'ratio':>6}"
     )

@@ -20,6 +20,10 @@ MAX_ALIASES = 100
 MAX_NODES = 100_000
 LITERAL_KEYS = frozenset({"version"})  # scalars kept as the text the user wrote
 _STR = "tag:yaml.org,2002:str"
+_SMALL_TREE = 200  # nodes; see _check
+_MAP, _SEQ = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+_PLAIN_SCALARS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "timestamp"))
+_SPECIAL_KEYS = frozenset({"tag:yaml.org,2002:merge", "tag:yaml.org,2002:value"})  # PyYAML rewrites these
 _NUMBERS = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
 
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -43,7 +47,8 @@ def load(text: str, *, max_aliases: int = MAX_ALIASES, max_nodes: int = MAX_NODE
         node = loader.get_single_node()
         if node is None:
             return None
-        _check(node, max_aliases, max_nodes)
+        if _check(node, max_aliases, max_nodes):
+            return _constructed(loader, node)
         return loader.construct_document(node)
     finally:
         loader.dispose()
@@ -58,9 +63,12 @@ def describe(exc: yaml.YAMLError, first_line: int = 1) -> str:
     return " ".join(str(exc).split())
 
 
-def _check(root: yaml.Node, max_aliases: int, max_nodes: int) -> None:
+def _check(root: yaml.Node, max_aliases: int, max_nodes: int) -> bool:
+    """Refuses alias bombs and keys given twice (and keeps ``version`` as written); True when the
+    document is a small tree of plain values (see ``_constructed``)."""
     seen: set[int] = set()
     aliases = 0
+    plain = True  # every node a str/int/float/bool/null/timestamp scalar, a map or a seq; keys plain scalars
     stack = [root]
     while stack:
         node = stack.pop()
@@ -71,10 +79,14 @@ def _check(root: yaml.Node, max_aliases: int, max_nodes: int) -> None:
             continue
         seen.add(id(node))
         if isinstance(node, yaml.SequenceNode):
+            plain = plain and node.tag == _SEQ
             stack.extend(node.value)
         elif isinstance(node, yaml.MappingNode):
+            plain = plain and node.tag == _MAP
             keys: set[str] = set()
             for key, value in node.value:
+                if not isinstance(key, yaml.ScalarNode) or key.tag in _SPECIAL_KEYS:
+                    plain = False
                 if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
                     if key.value in keys:
                         raise yaml.MarkedYAMLError(
@@ -84,8 +96,29 @@ def _check(root: yaml.Node, max_aliases: int, max_nodes: int) -> None:
                     if key.value in LITERAL_KEYS and isinstance(value, yaml.ScalarNode) and value.tag in _NUMBERS:
                         value.tag = _STR
                 stack.extend((key, value))
+        else:
+            plain = plain and node.tag in _PLAIN_SCALARS
+    if not aliases and len(seen) <= min(_SMALL_TREE, max_nodes):
+        # No node reached twice: a tree, which expands to exactly the nodes walked (not more than
+        # max_nodes). Only small ones skip the second walk: it is recursive, and a deeply nested
+        # tree must still fail there as "nested too deeply" (a tree is never deeper than its size).
+        return plain
     if expanded_size(root, _node_children, max_nodes) > max_nodes:
         raise yaml.YAMLError(f"aliases expand to more than {max_nodes} nodes")
+    return False
+
+
+def _constructed(loader: Any, node: yaml.Node) -> Any:
+    """What ``loader.construct_document(node)`` gives for a small tree of plain values (``_check``
+    says which), built directly: each scalar by the loader's own constructor for its tag, mappings
+    as dicts in order (a later equal key wins, as in PyYAML), sequences as lists. PyYAML's general
+    walk (its bookkeeping for aliases, cycles and deferred collections, none of which a small tree
+    has) was half of reading a file's front matter."""
+    if isinstance(node, yaml.ScalarNode):
+        return loader.yaml_constructors[node.tag](loader, node)
+    if isinstance(node, yaml.SequenceNode):
+        return [_constructed(loader, child) for child in node.value]
+    return {_constructed(loader, key): _constructed(loader, value) for key, value in node.value}
 
 
 def _node_children(node: Any) -> Sequence[Any]:

@@ -131,3 +131,59 @@ def test_the_hidden_elements_found_are_all_the_hidden_elements(page: str) -> Non
     body = tree if body is None else body
     every = {node for node in body.iter() if _name(node) and _hidden(node)}
     assert _hidden_elements(source, body) == every
+
+
+ENCODING_PIECES = st.sampled_from(
+    [
+        b"\xef\xbb\xbf",
+        b"\xfe\xff",
+        b"\xff\xfe",
+        b"\x00\x00",
+        b"\x00\x00\xfe\xff",
+        b"\xff\xfe\x00\x00",
+        b"<?xml version='1.0' encoding='iso-8859-1'?>",
+        b'<?XML ENCODING="Shift_JIS" ?>',
+        b"<?xml encoding=''?>",
+        b"  \n<?",
+        b"?>",
+        b"<meta charset=windows-1252>",
+        b'<META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=KOI8-R">',
+        b"<meta charset='utf-8'/>",
+        b"<meta charset=>",
+        b'< meta name=x charset = "latin-1" >',
+        b"<p>text</p>",
+        b"\n",
+        b"x" * 700,
+        "é".encode(),
+    ]
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.one_of(ENCODING_PIECES, st.binary(max_size=4)), max_size=16))
+def test_the_encoding_rules_are_beautifulsoups(pieces: list[bytes]) -> None:
+    """The byte-order mark and declared charset are found as bs4's EncodingDetector finds them
+    (written out in html_source so that a parser process need not import bs4)."""
+    from bs4.dammit import EncodingDetector
+
+    from ingest.parse.html_source import declared_encoding, strip_byte_order_mark
+
+    data = b"".join(pieces)
+    assert strip_byte_order_mark(data) == EncodingDetector.strip_byte_order_mark(data)
+    assert declared_encoding(data) == EncodingDetector.find_declared_encoding(data, is_html=True)
+
+
+def test_the_encoding_rules_are_beautifulsoups_on_every_html_file() -> None:
+    from pathlib import Path
+
+    from bs4.dammit import EncodingDetector
+
+    from ingest.parse.html_source import declared_encoding, strip_byte_order_mark
+
+    root = Path(__file__).resolve().parents[1]
+    files = [p for folder in (root / "tests" / "fixtures", root / "corpus") for p in folder.rglob("*.htm*")]
+    assert files
+    for path in files:
+        data = path.read_bytes()
+        assert strip_byte_order_mark(data) == EncodingDetector.strip_byte_order_mark(data), path
+        assert declared_encoding(data) == EncodingDetector.find_declared_encoding(data, is_html=True), path

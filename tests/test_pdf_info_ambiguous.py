@@ -154,3 +154,13 @@ def test_key_value_keywords_given_twice_are_refused() -> None:
         parse_bytes(data, "x.pdf")
     with pytest.raises(UnreadableFile, match="gives /Keywords 2 times"):
         read_metadata(data, "x.pdf")
+
+
+def test_a_trailer_naming_info_twice_with_an_escaped_name_is_refused() -> None:
+    """The trailer check skips re-reading a trailer that writes ``/Info`` once and no ``#`` escape:
+    ``/I#6efo`` is /Info too, and the trailer that writes it so is still read and refused."""
+    data = two_info_pdf(info(b"/access (public)"), info(b"/access (staff)")).replace(b"/Info 7 0 R", b"/I#6efo 7 0 R")
+    with pytest.raises(UnreadableFile, match="ambiguous: the trailer names /Info 2 times"):
+        parse_bytes(data, "x.pdf")
+    with pytest.raises(UnreadableFile, match="ambiguous"):
+        read_metadata(data, "x.pdf")

@@ -9,6 +9,7 @@ reason, never any other exception.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
@@ -30,6 +31,10 @@ MAX_BYTES = 50 * 1024 * 1024  # a larger file is refused rather than read into m
 
 
 def format_of(name: str | Path) -> str | None:
+    if isinstance(name, str) and os.sep not in name and (os.altsep is None or os.altsep not in name):
+        # a bare file name (what a worker passes): pathlib's suffix rule without making a Path
+        dot = name.rfind(".")
+        return SUFFIXES.get(name[dot:].lower()) if 0 < dot < len(name) - 1 else None
     return SUFFIXES.get(Path(name).suffix.lower())
 
 
@@ -42,13 +47,23 @@ _PARSERS = {
 }
 
 
+_loaded: dict[tuple[str, int], Callable[[bytes], Any]] = {}  # (format, which) -> function, once imported
+
+
 def _function(name: str | Path, which: int) -> Callable[[bytes], Any]:
     """The parser (1) or metadata reader (2) for a file name; UnreadableFile for other suffixes."""
     fmt = format_of(name)
     if fmt is None:
         raise UnreadableFile(f"unsupported file type {Path(name).suffix!r}")
-    entry = _PARSERS[fmt]
-    return cast(Callable[[bytes], Any], getattr(importlib.import_module(entry[0]), entry[which]))
+    # importlib.import_module goes through the import machinery on every call, even for a module
+    # already imported (2 % of a small file's parse): each function is looked up once
+    found = _loaded.get((fmt, which))
+    if found is None:
+        entry = _PARSERS[fmt]
+        found = _loaded[fmt, which] = cast(
+            Callable[[bytes], Any], getattr(importlib.import_module(entry[0]), entry[which])
+        )
+    return found
 
 
 def parse_bytes(data: bytes, name: str | Path) -> ParsedDocument:

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from ingest import safe_yaml
-from ingest.model import Block, ParsedDocument, UnreadableFile
+from ingest.model import Block, ParsedDocument, UnreadableFile, made
 
 BLOCK_SEPARATOR = "\n\n"
 MAX_FRONT_MATTER = 64 * 1024  # bytes of YAML; larger front matter is refused, not parsed
@@ -106,6 +106,7 @@ def read_front_matter(source: str) -> dict[str, Any]:
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _HYPHENATED = re.compile(r"[^\W\d_]-$")
+_LINE_END_HYPHEN = re.compile(r"-\s*\n")  # a line (joined by \n) ending in a hyphen, before another line
 
 
 def collapse_spaces(text: str) -> str:
@@ -115,6 +116,11 @@ def collapse_spaces(text: str) -> str:
 
 def strip_controls(text: str) -> str:
     return _CONTROL.sub("", text)
+
+
+def has_controls(text: str) -> bool:
+    """Whether :func:`strip_controls` would change ``text`` (or any of its lines)."""
+    return _CONTROL.search(text) is not None
 
 
 def _hyphen_joins(last: str, line: str) -> bool:
@@ -128,6 +134,11 @@ def join_lines(lines: Iterable[str]) -> str:
     ``"regu-"`` followed by ``"lation"`` gives ``"regulation"`` when the next line starts
     lower-case; any other line end becomes one space.
     """
+    lines = lines if isinstance(lines, list) else list(lines)
+    joined = "\n".join(lines)
+    if _LINE_END_HYPHEN.search(joined) is None:
+        # no line ends in a hyphen (most paragraphs): the words, one space apart, in one split
+        return " ".join(joined.split())
     # Pieces joined once at the end: growing one string line by line is quadratic.
     pieces: list[str] = []
     for raw in lines:
@@ -219,14 +230,18 @@ def assemble(
     text = "".join(pieces)
     page_starts = _page_starts(page_first_offset, page_count, len(text)) if page_count else ()
     doc = ParsedDocument(format=fmt, text=text, blocks=(), metadata=dict(metadata or {}), page_starts=page_starts)
+    # made, not Block(...): a frozen dataclass's __init__ sets each field through object.__setattr__
     blocks = tuple(
-        Block(
-            kind=draft.kind,
-            start=start,
-            end=end,
-            level=min(max(draft.level, 1), 6) if draft.kind == "heading" else 0,
-            heading_path=path,
-            pages=doc.pages_of(start, end) if page_starts else (),
+        made(
+            Block,
+            {
+                "kind": draft.kind,
+                "start": start,
+                "end": end,
+                "level": min(max(draft.level, 1), 6) if draft.kind == "heading" else 0,
+                "heading_path": path,
+                "pages": doc.pages_of(start, end) if page_starts else (),
+            },
         )
         for draft, start, end, path in spans
     )
@@ -287,7 +302,7 @@ def running_line_indices(zones: Sequence[Sequence[Sequence[EdgeLine]]], page_cou
     drop: list[set[int]] = [set() for _ in range(page_count)]
     for zone in zones:
         keys = running_keys(_zone_pages(zone, page_count))
-        for page_lines in zone:
+        for page_lines in zone if keys else ():  # (most documents have none: no line's key made again)
             for line in page_lines:
                 if line_key(line.text) in keys:
                     drop[line.page - 1].add(line.index)

@@ -34,8 +34,12 @@ def _parser() -> MarkdownIt:
 def _block_parser() -> MarkdownIt:
     """Blocks only: inline parsing is three quarters of markdown-it's time, and only headings
     need it (their plain text); paragraphs, lists and tables keep their source. Without
-    inline tokens, ``text_join`` (which merges inline text tokens) has nothing to do."""
-    return MarkdownIt("commonmark", {"maxNesting": 10_000}).enable("table").disable(["inline", "text_join"])
+    inline tokens, ``text_join`` (which merges inline text tokens) has nothing to do. Nor has
+    ``normalize`` (line ends to ``\\n``, NUL to U+FFFD): the body comes from ``decode_utf8_text``,
+    which has already normalised the line ends and refuses a NUL byte."""
+    return (
+        MarkdownIt("commonmark", {"maxNesting": 10_000}).enable("table").disable(["normalize", "inline", "text_join"])
+    )
 
 
 def read_markdown_metadata(data: bytes) -> dict[str, Any]:

@@ -51,6 +51,10 @@ def _read_information(data: bytes, document: pdfium.PdfDocument | None = None) -
 def _check_trailer(reader: PdfReader, data: bytes) -> None:
     """Refuses a trailer that names /Info twice (pypdf keeps the first, pdfium and MuPDF the last)."""
     for position in _trailer_positions(reader, data):
+        if data.count(b"/Info", position) <= 1 and data.find(b"#", position) == -1:
+            # What pypdf reads from here on cannot name /Info twice: the name is written once at
+            # most, and never with a #xx escape (/I#6efo). (bytes.count and find: no dictionary read)
+            continue
         stream = reader.stream
         saved = stream.tell()
         try:

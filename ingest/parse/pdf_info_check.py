@@ -34,6 +34,8 @@ CHECKED_FIELDS = (
 # up as written; the metadata reader takes any case)
 _SPELLINGS = tuple(sorted({form for name in CHECKED_FIELDS for form in (name, name.capitalize(), name.upper())}))
 
+_SPELLING_SET = frozenset(_SPELLINGS)
+
 _MAX_TEXT_BYTES = 1 << 20
 
 _EMPTY = {"", "''", "b''", "None"}
@@ -53,7 +55,7 @@ def check_against_pdfium(entries: Sequence[tuple[str, Any]], document: pdfium.Pd
     # a field pypdf reads two ways is refused as "given 2 times" (by the metadata check, or for
     # /Keywords by pdf_info), which says more
     given_twice = {name for name, values in texts.items() if len(values - _EMPTY) > 1}
-    for tag in sorted(set(ours) | set(_SPELLINGS)):
+    for tag in sorted(_SPELLING_SET.union(ours)):
         if tag.lower() in given_twice:
             continue
         theirs = _pdfium_text(document, tag)

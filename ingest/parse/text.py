@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -23,6 +24,7 @@ from ingest.parse._common import (
     assemble,
     collapse_spaces,
     decode_utf8_text,
+    has_controls,
     join_lines,
     line_key,
     running_line_indices,
@@ -53,7 +55,13 @@ def read_text_metadata(data: bytes) -> dict[str, Any]:
 
 def parse_text(data: bytes) -> ParsedDocument:
     metadata, body = split_front_matter(decode_utf8_text(data))
-    lines = [strip_controls(line).rstrip() for line in _clean_pages(body)]
+    cleaned = _clean_pages(body)
+    # (control characters are rare: one search of the body spares a substitution per line)
+    lines = (
+        [strip_controls(line).rstrip() for line in cleaned]
+        if has_controls(body)
+        else [line.rstrip() for line in cleaned]
+    )
     return assemble("text", _merge_lists(_drafts(lines)), metadata)
 
 
@@ -171,10 +179,7 @@ def _indent(line: str) -> int:
 
 def _base_indent(lines: list[str]) -> int:
     """The indentation most prose lines have (some texts indent every paragraph)."""
-    counts: dict[int, int] = {}
-    for line in lines:
-        if line.strip():
-            counts[_indent(line)] = counts.get(_indent(line), 0) + 1
+    counts = Counter(len(line) - len(line.lstrip(" \t")) for line in lines if line.strip())  # (_indent, inlined)
     return max(counts, key=lambda indent: (counts[indent], -indent)) if counts else 0
 
 
