@@ -19,7 +19,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -102,7 +102,10 @@ def labels_for_role(store: Store | Index, role: str) -> tuple[str, ...]:
 
 
 def as_of_date(value: AsOf) -> date | None:
-    """``date`` as is; "today" (the default) → today; "any"/None → no date filter; "YYYY-MM-DD"."""
+    """``date`` as is; a ``datetime`` → its date; "today" (the default) → today; "any"/None → no date
+    filter; "YYYY-MM-DD"."""
+    if isinstance(value, datetime):  # a datetime is a date: its day, the same on both stores
+        return value.date()
     if value is None or isinstance(value, date):
         return value
     if not isinstance(value, str):
