@@ -92,7 +92,16 @@ def labels_for_role(store: Store | Index, role: str) -> tuple[str, ...]:
 
     if not isinstance(role, str):
         raise TypeError(f"role must be a string, not {type(role).__name__}: {role!r}")
-    meta = _underlying(store).get_meta()
+    underlying = _underlying(store)
+    meta = underlying.get_meta()
+    if "roles" not in meta:
+        # Credentials that may not read the run metadata (a reader limited to its role alias) cannot
+        # know the roles the index was built with: the default roles' labels would narrow the alias
+        # (public → "public" only, where the build's public reads "open" too). Its alias bounds it.
+        behind_alias = getattr(underlying, "labels_behind_role_alias", None)
+        found = behind_alias(role) if behind_alias is not None else None
+        if found is not None:
+            return tuple(found)
     roles = roles_from_meta(meta, Settings())
     if role not in roles:
         known = f"{'roles in this index' if 'roles' in meta else 'default roles'}: {', '.join(sorted(roles))}"
