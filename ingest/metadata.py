@@ -542,9 +542,7 @@ def cross_document_problems(
     for source, meta in ordered:
         for other in by_key[meta.key]:
             if other != source:
-                problems[source].append(
-                    f"{source}: version: {meta.doc_id!r} version {meta.version!r} is also defined by {other}"
-                )
+                problems[source].append(f"{source}: doc_id@version: {meta.key!r} is also defined by {other}")
         for other, other_meta in by_doc_id[meta.doc_id]:
             if other_meta.version != meta.version and _overlap(meta, other_meta):
                 problems[source].append(

@@ -176,11 +176,20 @@ def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> 
     )
 
 
+MAX_LABEL_LENGTH = 100  # the access field's limit (metadata.MAX_LENGTH)
+
+
 def _labels(access: Mapping[str, Any], origin: str) -> tuple[str, ...]:
     labels = _string_list(access["labels"], "access.labels", origin) if "labels" in access else DEFAULT_LABELS
     if not labels:
         raise SettingsError(f"{origin}: access.labels must not be empty")
     _no_repeats(labels, "access.labels", origin)
+    too_long = [label for label in labels if len(label) > MAX_LABEL_LENGTH]
+    if too_long:  # no document could carry it (the access field's limit), and index names would not fit it
+        raise SettingsError(
+            f"{origin}: access.labels: {too_long[0][:40]!r}… is {len(too_long[0])} characters long; "
+            f"a label has at most {MAX_LABEL_LENGTH}"
+        )
     return labels
 
 

@@ -325,8 +325,8 @@ def test_no_cross_problems_for_consecutive_versions():
 def test_duplicate_doc_id_and_version_rejects_both():
     docs = [("documents/b.md", meta()), ("documents/a.md", meta())]
     assert cross_document_problems(docs) == {
-        "documents/a.md": ["documents/a.md: version: 'warranty-policy' version '5' is also defined by documents/b.md"],
-        "documents/b.md": ["documents/b.md: version: 'warranty-policy' version '5' is also defined by documents/a.md"],
+        "documents/a.md": ["documents/a.md: doc_id@version: 'warranty-policy@5' is also defined by documents/b.md"],
+        "documents/b.md": ["documents/b.md: doc_id@version: 'warranty-policy@5' is also defined by documents/a.md"],
     }
 
 
