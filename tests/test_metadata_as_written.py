@@ -331,3 +331,27 @@ def test_control_characters_in_tags_are_refused(tmp_path, store_args, tag):
     for source, problems in found.items():
         assert problems == [f"{source}: tags: contains control or bidi-override characters: {tag!r}"]
     assert hits(store_args, "crownjewel", "public") == set()
+
+
+def test_a_pdf_key_with_a_dash_is_the_field_and_checked_against_pdfium():
+    import pypdfium2 as pdfium
+
+    from ingest.metadata import resolve_metadata
+    from ingest.model import UnreadableFile
+    from ingest.parse import parse_bytes
+    from ingest.parse.pdf_info_check import check_against_pdfium
+    from tests.test_pdf_info_ambiguous import info, object_stream_pdf, two_info_pdf
+
+    data = object_stream_pdf(info(b"/access (public) /effective-to (2020-01-01)"), compress=False)
+    meta, problems, _ = resolve_metadata("x.pdf", parse_bytes(data, "x.pdf").metadata, None, Settings())
+    assert problems == [] and meta is not None and str(meta.effective_to) == "2020-01-01"
+
+    both = info(b"/access (public) /effective-to (2020-01-01)")
+    document = pdfium.PdfDocument(two_info_pdf(both, both).replace(b"/Info 7 0 R", b"/Info 5 0 R"))
+    try:
+        base = [("/access", "public"), ("/doc_id", "merger"), ("/version", "1"), ("/Title", "Merger")]
+        check_against_pdfium([*base, ("/effective-to", "2020-01-01")], document)  # the two readers agree
+        with pytest.raises(UnreadableFile, match="effective-to: not given as pypdf reads the file, '2020-01-01'"):
+            check_against_pdfium(base, document)  # pdfium sees an end date pypdf's entries do not give
+    finally:
+        document.close()
