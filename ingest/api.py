@@ -19,7 +19,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -92,7 +92,16 @@ def labels_for_role(store: Store | Index, role: str) -> tuple[str, ...]:
 
     if not isinstance(role, str):
         raise TypeError(f"role must be a string, not {type(role).__name__}: {role!r}")
-    meta = _underlying(store).get_meta()
+    underlying = _underlying(store)
+    meta = underlying.get_meta()
+    if "roles" not in meta:
+        # Credentials that may not read the run metadata (a reader limited to its role alias) cannot
+        # know the roles the index was built with: the default roles' labels would narrow the alias
+        # (public → "public" only, where the build's public reads "open" too). Its alias bounds it.
+        behind_alias = getattr(underlying, "labels_behind_role_alias", None)
+        found = behind_alias(role) if behind_alias is not None else None
+        if found is not None:
+            return tuple(found)
     roles = roles_from_meta(meta, Settings())
     if role not in roles:
         known = f"{'roles in this index' if 'roles' in meta else 'default roles'}: {', '.join(sorted(roles))}"
@@ -102,7 +111,10 @@ def labels_for_role(store: Store | Index, role: str) -> tuple[str, ...]:
 
 
 def as_of_date(value: AsOf) -> date | None:
-    """``date`` as is; "today" (the default) → today; "any"/None → no date filter; "YYYY-MM-DD"."""
+    """``date`` as is; a ``datetime`` → its date; "today" (the default) → today; "any"/None → no date
+    filter; "YYYY-MM-DD"."""
+    if isinstance(value, datetime):  # a datetime is a date: its day, the same on both stores
+        return value.date()
     if value is None or isinstance(value, date):
         return value
     if not isinstance(value, str):

@@ -125,6 +125,8 @@ def _as_tags(value: Any) -> tuple[str, ...] | _Invalid:
         text = _as_text(item)
         if text is None:
             return _Invalid(f"not a list of strings: {show(value)}")
+        if UNPRINTABLE.search(text):  # as in every other field: a newline or bidi override spoofs output
+            return _Invalid(f"contains control or bidi-override characters: {show(text)}")
         if text:
             tags.append(text)
     return tuple(tags)
@@ -245,17 +247,60 @@ def _field(
 
 # Bump when what counts as valid metadata changes (or how a format's fields are read): a run's scan
 # memo then re-checks every file instead of reusing the last run's verdicts.
-RULES_VERSION = "3"  # 3: field names read case-insensitively in front matter and inventory.yaml
+RULES_VERSION = "4"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
+# fields kept as written, merge keys refused, misplaced front matter refused, same-file inventory keys
+
+
+def field_name(name: object) -> str:
+    """A field name as every source is read: case-insensitive, ``-`` the same as ``_``
+    (``Effective-To`` is effective_to), so no spelling of a known field is silently ignored."""
+    return str(name).lower().replace("-", "_")
 
 
 def fold_field_names(fields: Mapping[str, Any]) -> dict[str, list[tuple[str, Any]]]:
-    """Every (name as written, value) of ``fields`` under its lower-cased name, in order. Field names are
-    case-insensitive, as HTML's ``<meta name>`` and PDF keys are read: ``Access: staff`` next to
-    ``access: public`` is one field given twice, never the lower-case one's value alone."""
+    """Every (name as written, value) of ``fields`` under its folded name (:func:`field_name`), in order.
+    ``Access: staff`` next to ``access: public`` is one field given twice, never one value picked."""
     folded: dict[str, list[tuple[str, Any]]] = {}
     for name, value in fields.items():
-        folded.setdefault(str(name).lower(), []).append((str(name), value))
+        folded.setdefault(field_name(name), []).append((str(name), value))
     return folded
+
+
+def _near_miss(name: str, known: Collection[str]) -> str | None:
+    """The known field ``name`` (folded, not itself known) is one slip away from: the same letters
+    without separators or spaces, or one letter added, dropped, changed or two swapped (names of 4+)."""
+    squeezed = re.sub(r"[\W_]", "", name)
+    for field in known:
+        if squeezed == field.replace("_", "") or (len(field) >= 4 and _one_edit_apart(name, field)):
+            return field
+    return None
+
+
+def _one_edit_apart(a: str, b: str) -> bool:
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diffs = [i for i in range(len(a)) if a[i] != b[i]]
+        swapped = (
+            len(diffs) == 2 and diffs[1] == diffs[0] + 1 and a[diffs[0]] == b[diffs[1]] and a[diffs[1]] == b[diffs[0]]
+        )
+        return len(diffs) == 1 or swapped
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def near_miss_problems(where: str, fields: Mapping[str, Any], known: Collection[str]) -> list[str]:
+    """A problem for each unknown field name that is a near-spelling of a known one: dropping
+    ``efective_to`` or ``acess`` silently would index the document as if they were not there."""
+    found = []
+    for name in fields:
+        folded = field_name(name)
+        near = None if folded in known else _near_miss(folded, known)
+        if near is not None:
+            found.append(
+                f"{where}: {name}: unknown field, a near-spelling of {near!r} (write {near!r}; nothing was guessed)"
+            )
+    return found
 
 
 def _case_variants(source: str, folded: Mapping[str, list[tuple[str, Any]]]) -> list[str]:
@@ -296,6 +341,9 @@ def resolve_metadata(
     problems.extend(_case_variants(source, folded))
     twice = {name for name, given in folded.items() if len(given) > 1}  # reported above, never picked
     file_fields = {name: given[0][1] for name, given in folded.items() if name not in twice}
+    known = set(KNOWN_FIELDS) | set(settings.required) | set(settings.patterns)
+    problems.extend(near_miss_problems(source, {given[0][0]: None for name, given in folded.items()}, known))
+    problems.extend(near_miss_problems(f"{source}: {INVENTORY}", inventory_fields or {}, known))
     bombs = _bombs(file_fields)
     problems.extend(
         f"{source}: {name}: expands to more than {MAX_FIELD_VALUES} values (a YAML alias bomb?)" for name in bombs
@@ -494,9 +542,7 @@ def cross_document_problems(
     for source, meta in ordered:
         for other in by_key[meta.key]:
             if other != source:
-                problems[source].append(
-                    f"{source}: version: {meta.doc_id!r} version {meta.version!r} is also defined by {other}"
-                )
+                problems[source].append(f"{source}: doc_id@version: {meta.key!r} is also defined by {other}")
         for other, other_meta in by_doc_id[meta.doc_id]:
             if other_meta.version != meta.version and _overlap(meta, other_meta):
                 problems[source].append(
@@ -515,6 +561,11 @@ def cross_document_problems(
 
 # ---------------------------------------------------------------------------
 # inventory.yaml
+
+
+def _path_as_read(key: str) -> str:
+    path = unicodedata.normalize("NFC", key.strip()).replace("\\", "/")
+    return "/".join(part for part in path.split("/") if part not in ("", "."))
 
 
 def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict[str, Any]], list[str]]:
@@ -539,7 +590,23 @@ def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict[s
         return {}, [f"{origin}: not a mapping of file paths to fields: {show(data)}"]
     entries: dict[str, dict[str, Any]] = {}
     problems: list[str] = []
+    # A file is looked up by its key stripped of surrounding whitespace: two keys naming one file that
+    # way ("a.txt" and "a.txt\u00a0"), or as a person reads a path (NFC/NFD, "./a.txt", "sub\\a.txt"),
+    # are that file given twice, never the later one picked.
+    same_file: dict[str, list[str]] = defaultdict(list)
+    for key in data:
+        if isinstance(key, str) and key.strip():
+            same_file[_path_as_read(key)].append(key)
+    for path, keys in sorted(same_file.items()):
+        if len(keys) > 1:
+            problems.append(
+                f"{origin}: {path}: given {len(keys)} times, as "
+                + " and ".join(show(key) for key in keys)
+                + " (read as paths, these keys name one file: nothing was picked)"
+            )
     for key in sorted(data, key=str):
+        if isinstance(key, str) and key.strip() and len(same_file[_path_as_read(key)]) > 1:
+            continue  # reported above: neither entry is used
         fields = data[key]
         if not isinstance(key, str) or not key.strip():
             problems.append(f"{origin}: {show(key)}: not a file path")

@@ -4,8 +4,12 @@ PyYAML's safe loader (libyaml's when available), with what hostile or careless i
 - alias bombs refused (too many aliases, or a graph that would expand past a node limit);
 - a key given twice in one mapping refused (``access: public`` then ``access: staff`` must
   not quietly pick one);
-- ``version`` kept exactly as written: ``version: 2026.10`` is "2026.10", not the float 2026.1,
-  and ``007`` stays "007";
+- the string fields (``version``, ``doc_id``, ``title``, ``access``, ``status``, ``superseded_by``,
+  ``tags``) kept exactly as written: ``version: 2026.10`` is "2026.10", not the float 2026.1, ``007``
+  stays "007" (not 7), ``doc_id: 1:30`` stays "1:30" (not the YAML 1.1 sexagesimal 90) and
+  ``doc_id: 2025-01-01`` stays text (not a date);
+- merge keys (``<<``) refused: ``<<: {access: staff}`` next to ``<<: {access: public}`` (or a list
+  of merged mappings) would pick one value silently, where a key given twice is refused;
 - an impossible date (2026-02-30) left as its text, for the metadata check to report.
 """
 
@@ -18,13 +22,15 @@ import yaml
 
 MAX_ALIASES = 100
 MAX_NODES = 100_000
-LITERAL_KEYS = frozenset({"version"})  # scalars kept as the text the user wrote
+# scalars (and list items) kept as the text the user wrote; names read as metadata.field_name reads them
+LITERAL_KEYS = frozenset({"version", "doc_id", "title", "access", "status", "superseded_by", "tags"})
 _STR = "tag:yaml.org,2002:str"
 _SMALL_TREE = 200  # nodes; see _check
 _MAP, _SEQ = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
 _PLAIN_SCALARS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "timestamp"))
 _SPECIAL_KEYS = frozenset({"tag:yaml.org,2002:merge", "tag:yaml.org,2002:value"})  # PyYAML rewrites these
-_NUMBERS = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
+_MERGE = "tag:yaml.org,2002:merge"
+_NUMBERS = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:bool"}
 
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -85,16 +91,20 @@ def _check(root: yaml.Node, max_aliases: int, max_nodes: int) -> bool:
             plain = plain and node.tag == _MAP
             keys: set[str] = set()
             for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag == _MERGE:
+                    raise yaml.MarkedYAMLError(
+                        problem="merge keys (<<) are not supported: write each field out", problem_mark=key.start_mark
+                    )
                 if not isinstance(key, yaml.ScalarNode) or key.tag in _SPECIAL_KEYS:
                     plain = False
-                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                if isinstance(key, yaml.ScalarNode):
                     if key.value in keys:
                         raise yaml.MarkedYAMLError(
                             problem=f"the key {key.value!r} is given twice", problem_mark=key.start_mark
                         )
                     keys.add(key.value)
-                    if key.value in LITERAL_KEYS and isinstance(value, yaml.ScalarNode) and value.tag in _NUMBERS:
-                        value.tag = _STR
+                    if key.value.lower().replace("-", "_") in LITERAL_KEYS:
+                        _keep_as_written(value)
                 stack.extend((key, value))
         else:
             plain = plain and node.tag in _PLAIN_SCALARS
@@ -119,6 +129,14 @@ def _constructed(loader: Any, node: yaml.Node) -> Any:
     if isinstance(node, yaml.SequenceNode):
         return [_constructed(loader, child) for child in node.value]
     return {_constructed(loader, key): _constructed(loader, value) for key, value in node.value}
+
+
+def _keep_as_written(value: yaml.Node) -> None:
+    """A plain scalar (or list of them) read as text: "0012", "1:30", "1.10", "2025-01-01", "yes"."""
+    items = value.value if isinstance(value, yaml.SequenceNode) else [value]
+    for item in items:
+        if isinstance(item, yaml.ScalarNode) and item.tag in _NUMBERS:
+            item.tag = _STR
 
 
 def _node_children(node: Any) -> Sequence[Any]:

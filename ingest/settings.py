@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,7 +154,9 @@ def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> 
     labels = _labels(access, origin)
     meta = data.get("metadata", {}) or {}
     required = _string_list(meta["required"], "metadata.required", origin) if "required" in meta else DEFAULT_REQUIRED
-    required = tuple(dict.fromkeys(name.lower() for name in required))  # field names are case-insensitive
+    # field names as every source reads them: case-insensitive, "-" the same as "_"
+    required = tuple(dict.fromkeys(name.lower().replace("-", "_") for name in required))
+    _refuse_near_misses(required, "metadata.required", origin)
     for must in DEFAULT_REQUIRED:
         if must not in required:
             required = required + (must,)
@@ -174,11 +176,20 @@ def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> 
     )
 
 
+MAX_LABEL_LENGTH = 100  # the access field's limit (metadata.MAX_LENGTH)
+
+
 def _labels(access: Mapping[str, Any], origin: str) -> tuple[str, ...]:
     labels = _string_list(access["labels"], "access.labels", origin) if "labels" in access else DEFAULT_LABELS
     if not labels:
         raise SettingsError(f"{origin}: access.labels must not be empty")
     _no_repeats(labels, "access.labels", origin)
+    too_long = [label for label in labels if len(label) > MAX_LABEL_LENGTH]
+    if too_long:  # no document could carry it (the access field's limit), and index names would not fit it
+        raise SettingsError(
+            f"{origin}: access.labels: {too_long[0][:40]!r}… is {len(too_long[0])} characters long; "
+            f"a label has at most {MAX_LABEL_LENGTH}"
+        )
     return labels
 
 
@@ -234,12 +245,23 @@ def _roles(roles_raw: Mapping[str, Any] | None, labels: tuple[str, ...], origin:
     return roles
 
 
+def _refuse_near_misses(names: Iterable[str], where: str, origin: str) -> None:
+    """A name one slip from a known field (``acess``) would check a field no document has: refuse it."""
+    from ingest.metadata import KNOWN_FIELDS, near_miss_problems
+
+    found = near_miss_problems(f"{origin}: {where}", dict.fromkeys(names), set(KNOWN_FIELDS))
+    if found:
+        raise SettingsError("; ".join(found))
+
+
 def _patterns(patterns_raw: Any, origin: str) -> dict[str, str]:
     if not isinstance(patterns_raw, Mapping):
         raise SettingsError(f'{origin}: metadata.patterns must be a table of field = "regex"; found {patterns_raw!r}')
-    patterns = {str(name).lower(): pattern for name, pattern in patterns_raw.items()}  # names: case-insensitive
+    # names as every source reads them: case-insensitive, "-" the same as "_" (effective-to is effective_to)
+    patterns = {str(name).lower().replace("-", "_"): pattern for name, pattern in patterns_raw.items()}
     if len(patterns) < len(patterns_raw):
         raise SettingsError(f"{origin}: metadata.patterns names one field twice: {sorted(map(str, patterns_raw))}")
+    _refuse_near_misses(patterns, "metadata.patterns", origin)
     for name, pattern in patterns.items():
         if not isinstance(pattern, str):
             raise SettingsError(f"{origin}: metadata.patterns.{name} must be a string; found {pattern!r}")

@@ -34,10 +34,10 @@ REJECTED = {
         "superseded_by: 'dangling@2' names no document in the corpus",
     ]),
     "documents/cross/duplicate-a.md": ("duplicated", [
-        "version: 'duplicated' version '1' is also defined by documents/cross/duplicate-b.txt",
+        "doc_id@version: 'duplicated@1' is also defined by documents/cross/duplicate-b.txt",
     ]),
     "documents/cross/duplicate-b.txt": ("duplicated", [
-        "version: 'duplicated' version '1' is also defined by documents/cross/duplicate-a.md",
+        "doc_id@version: 'duplicated@1' is also defined by documents/cross/duplicate-a.md",
     ]),
     "documents/cross/overlap-v1.md": ("overlapping", [
         "effective_from: 'overlapping' version '1' (2025-01-01 to 2026-03-31) and version '2' in "

@@ -110,7 +110,7 @@ def test_a_rejected_file_that_still_declares_the_stored_visibility_keeps_it(tmp_
     corpus = tmp_path / "corpus"
     doc = write_doc(corpus, "pub.md", "pub-doc", salt="zebracorn")
     assert ingest("run", str(corpus), "--quiet", *store_args).returncode == 0
-    doc.write_text(doc.read_text(encoding="utf-8").replace("title:", "tags: 7\ntitle:"), encoding="utf-8")
+    doc.write_text(doc.read_text(encoding="utf-8").replace("title:", "tags: {a: 1}\ntitle:"), encoding="utf-8")
 
     done = ingest("run", str(corpus), "--json", *store_args)
 

@@ -72,6 +72,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     """
     first_end = text.find("\n")
     if not _FENCE.fullmatch(text if first_end == -1 else text[:first_end]):
+        _refuse_misplaced_front_matter(text)
         return {}, text  # the common case: no line of the text split
     lines = text.split("\n")
     for index in range(1, len(lines)):
@@ -83,6 +84,35 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     if len(lines) > 1 and _LOOKS_LIKE_FIELD.match(lines[1]):
         raise UnreadableFile("front matter opened with --- on line 1 is never closed by a --- line")
     return {}, text
+
+
+# A fence line ("---", " ---", "----", "+++") as the first non-blank line, then a line like a field.
+_OTHER_FENCE = re.compile(r"(?P<blank>[ \t]*\n)*(?P<fence>[ \t]*(?:-{3,}|\+{3,})[ \t]*)\n(?P<next>[^\n]*)")
+_LOOKS_LIKE_TOML = re.compile(r"[A-Za-z_][\w-]*[ \t]*=")
+
+
+def _refuse_misplaced_front_matter(text: str) -> None:
+    """Front matter that does not start on line 1 (a blank line or a space before ``---``, ``----``)
+    or TOML front matter (``+++``) is not read as front matter; read as body text it would index its
+    fields (``access: staff``) under whatever access the inventory gives. A thematic break (``---``)
+    followed by prose or a blank line is ordinary Markdown and passes."""
+    found = _OTHER_FENCE.match(text)
+    if found is None:
+        return
+    fence, following = found["fence"].strip(), found["next"].strip()
+    if fence.startswith("+"):
+        if _LOOKS_LIKE_TOML.match(following) or _LOOKS_LIKE_FIELD.match(following):
+            raise UnreadableFile("TOML front matter (+++) is not supported: write YAML between --- lines on line 1")
+        return
+    if not _LOOKS_LIKE_FIELD.match(following):
+        return
+    if found["blank"] is not None:
+        why = "a blank line comes before it"
+    elif found["fence"] != fence:
+        why = f"{found['fence'].rstrip()!r} is indented"
+    else:
+        why = f"it opens with {fence!r}, not '---'"
+    raise UnreadableFile(f"front matter must start on the first line with a --- line ({why})")
 
 
 def read_front_matter(source: str) -> dict[str, Any]:

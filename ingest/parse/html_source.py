@@ -62,7 +62,12 @@ def _decode(data: bytes) -> bytes:
             raise UnreadableFile("binary file")
         encoding = _usable_encoding(declared_encoding(data))
     if encoding and encoding not in ("utf-8", "utf8"):
-        text = text_data.decode(encoding, errors="replace")
+        try:  # strictly: bytes the declared charset cannot read (utf-7 garbage) would index U+FFFD
+            text = text_data.decode(encoding)
+        except UnicodeDecodeError as exc:
+            raise UnreadableFile(
+                f"not {encoding} text (its declared charset): {exc.reason} at byte {exc.start}"
+            ) from None
         if "\x00" in text:
             raise UnreadableFile("binary file")
         return strip_controls(normalise_newlines(text)).encode("utf-8")
@@ -143,9 +148,12 @@ def _metadata(tree: Element) -> dict[str, Any]:
             continue
         _add_field(fields, name.strip().lower(), content)
     if "title" not in fields:
-        title = next(tree.iter("title"), None)
-        if title is not None:
+        # every <title> of the page outside SVG/MathML (whose <title> is an image's tooltip): two are the
+        # title given twice, never the first picked silently
+        for title in tree.iter("title"):
+            if any(parent.tag in ("svg", "math") for parent in title.iterancestors()):
+                continue
             value = collapse_spaces("".join(str(part) for part in title.itertext()))
             if value:
-                fields["title"] = value
+                _add_field(fields, "title", value)
     return fields

@@ -32,7 +32,16 @@ CHECKED_FIELDS = (
 
 # the spellings of each field looked up in pdfium's reading when pypdf's has none (pdfium looks a key
 # up as written; the metadata reader takes any case)
-_SPELLINGS = tuple(sorted({form for name in CHECKED_FIELDS for form in (name, name.capitalize(), name.upper())}))
+_SPELLINGS = tuple(
+    sorted(
+        {
+            form
+            for name in CHECKED_FIELDS
+            for written in (name, name.replace("_", "-"))  # "-" is "_" in field names (metadata.field_name)
+            for form in (written, written.capitalize(), written.upper())
+        }
+    )
+)
 
 _SPELLING_SET = frozenset(_SPELLINGS)
 
@@ -49,14 +58,14 @@ def check_against_pdfium(entries: Sequence[tuple[str, Any]], document: pdfium.Pd
     texts: dict[str, set[str]] = {}
     for key, value in entries:
         tag = key[1:] if key.startswith("/") else key
-        if tag.lower() in CHECKED_FIELDS and tag.isascii():
+        if tag.lower().replace("-", "_") in CHECKED_FIELDS and tag.isascii():
             ours.setdefault(tag, []).append(value)
-            texts.setdefault(tag.lower(), set()).add(_text(value).strip() or repr(value)[:200])
+            texts.setdefault(tag.lower().replace("-", "_"), set()).add(_text(value).strip() or repr(value)[:200])
     # a field pypdf reads two ways is refused as "given 2 times" (by the metadata check, or for
     # /Keywords by pdf_info), which says more
     given_twice = {name for name, values in texts.items() if len(values - _EMPTY) > 1}
     for tag in sorted(_SPELLING_SET.union(ours)):
-        if tag.lower() in given_twice:
+        if tag.lower().replace("-", "_") in given_twice:
             continue
         theirs = _pdfium_text(document, tag)
         values = ours.get(tag)

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from typing import Protocol, TypedDict, TypeVar
 
 from ingest.model import MIN_PREFIX, Chunk, DocKey, DocumentRecord, Hit, chunk_id_prefix
@@ -117,6 +117,8 @@ class SearchEntry:
         role: str | None = None,
     ) -> list[Hit]:
         """BM25 top ``top``; the access labels and the as-of range filter inside the query."""
+        if isinstance(as_of, datetime):  # its day: SQLite compared it as text, Elasticsearch refused it
+            as_of = as_of.date()
         return self._search(query, as_access(access, role), as_of, top, doc_id)
 
     def _search(self, query: str, access: Access, as_of: date | None, top: int, doc_id: str | None) -> list[Hit]:

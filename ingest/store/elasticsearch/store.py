@@ -97,6 +97,7 @@ class ElasticsearchStore(IndexNames, SearchEntry):
         self._build = build
         self._label_index: dict[str, str] | None = None  # label -> concrete index, once known
         self._documents_index: str | None = None
+        self._meta_forbidden = False  # these credentials were refused the run metadata (a role-alias reader)
         # Problems after the writes (lock release, final refresh): reported, counts intact.
         self.warnings: list[str] = []
         # What the run's lock repaired of the layout (a label index deleted outside ingest, recreated).
@@ -438,10 +439,26 @@ class ElasticsearchStore(IndexNames, SearchEntry):
     # --- run metadata --------------------------------------------------------------------------
     def get_meta(self) -> dict[str, str]:
         """The run metadata; none when these credentials may not read the meta index (a reader
-        restricted to role aliases): `search` then takes the default roles, and the role alias it
-        reads still decides what can be found."""
+        restricted to role aliases): `search` then takes the labels its role alias holds
+        (:meth:`labels_behind_role_alias`), and that alias decides what can be found."""
         ahead = self._layout.take_meta()  # read along with the layout just now (one request for both)
         return ahead if ahead is not None else self._stored_meta(forbidden_is_empty=True)
+
+    def labels_behind_role_alias(self, role: str) -> tuple[str, ...] | None:
+        """For credentials that may not read the run metadata (a reader of its role alias only): the
+        access labels of the chunks its role alias holds, so `search` does not narrow the alias by a
+        guess of the roles (the default roles' labels, where the index was built with others). The
+        alias bounds what these credentials can read; no label above the role can be found through
+        it. None when the metadata was readable, or the alias does not exist (the search says so)."""
+        from ingest.settings import ROLE_NAME
+
+        if not self._meta_forbidden or self._build is not None or not ROLE_NAME.match(role):
+            return None
+        body = {"size": 0, "aggs": {"access": {"terms": {"field": "access", "size": 10000}}}}
+        resp = self._t.search_response(self.role_alias(role), body)
+        if resp is None:
+            return None
+        return tuple(sorted(bucket["key"] for bucket in resp["aggregations"]["access"]["buckets"]))
 
     def _stored_meta(self, forbidden_is_empty: bool = False) -> dict[str, str]:
         def read() -> Any:
@@ -449,6 +466,7 @@ class ElasticsearchStore(IndexNames, SearchEntry):
                 return self.es.get(index=self.meta_index, id=META_ID)
             except AuthorizationException:
                 if forbidden_is_empty:
+                    self._meta_forbidden = True
                     return None
                 raise
 
