@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import lxml.etree
+from bs4.dammit import EncodingDetector
 
 from ingest.model import UnreadableFile
 from ingest.parse._common import collapse_spaces, normalise_newlines, strip_controls
@@ -56,11 +57,11 @@ def _decode(data: bytes) -> bytes:
     UTF-8 input is checked, not decoded: its bytes are cleaned as they are, so they never go
     through a Python string and back.
     """
-    text_data, encoding = strip_byte_order_mark(data)
+    text_data, encoding = EncodingDetector.strip_byte_order_mark(data)
     if not encoding:
         if b"\x00" in data:
             raise UnreadableFile("binary file")
-        encoding = _usable_encoding(declared_encoding(data))
+        encoding = _usable_encoding(EncodingDetector.find_declared_encoding(data, is_html=True))
     if encoding and encoding not in ("utf-8", "utf8"):
         try:  # strictly: bytes the declared charset cannot read (utf-7 garbage) would index U+FFFD
             text = text_data.decode(encoding)
@@ -81,41 +82,6 @@ def _decode(data: bytes) -> bytes:
     if b"\r" in text_data:
         text_data = text_data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     return text_data.translate(None, _CONTROL_BYTES)
-
-
-# beautifulsoup4's rules for the encoding an HTML document gives itself (bs4.dammit.EncodingDetector's
-# strip_byte_order_mark and find_declared_encoding(is_html=True), 4.12 to 4.15), written here: importing
-# bs4 for them cost every parser process 0.1 CPU-s (soupsieve compiles its selector grammar), a quarter of
-# what a process spends on the sample's HTML. tests/test_parse_html_fast_paths.py holds them to bs4's.
-_XML_ENCODING = re.compile(rb"^\s*<\?.*encoding=['\"](.*?)['\"].*\?>", re.I)
-_HTML_META_CHARSET = re.compile(rb"<\s*meta[^>]+charset\s*=\s*[\"']?([^>]*?)[ /;'\">]", re.I)
-_BYTE_ORDER_MARKS = (  # (mark, what must not follow it, encoding), in bs4's order
-    (b"\xfe\xff", b"\x00\x00", "utf-16be"),
-    (b"\xff\xfe", b"\x00\x00", "utf-16le"),
-    (b"\xef\xbb\xbf", None, "utf-8"),
-    (b"\x00\x00\xfe\xff", None, "utf-32be"),
-    (b"\xff\xfe\x00\x00", None, "utf-32le"),
-)
-
-
-def strip_byte_order_mark(data: bytes) -> tuple[bytes, str | None]:
-    """The data without its byte-order mark, and the encoding the mark gives (None without one)."""
-    for mark, not_after, encoding in _BYTE_ORDER_MARKS:
-        if data.startswith(mark):
-            if not_after is not None and (len(data) < 4 or data[2:4] == not_after):
-                continue  # (UTF-16's two bytes: only with two more bytes after them, not NULs)
-            return data[len(mark) :], encoding
-    return data, None
-
-
-def declared_encoding(data: bytes) -> str | None:
-    """The encoding an XML declaration in the first KiB, else a ``<meta charset>`` in the first 2 KiB
-    (or 5 % of the document), names; lower-cased; None when neither names one."""
-    match = _XML_ENCODING.search(data, endpos=1024) or _HTML_META_CHARSET.search(
-        data, endpos=max(2048, int(len(data) * 0.05))
-    )
-    declared = match.group(1) if match is not None else None
-    return declared.decode("ascii", "replace").lower() if declared else None
 
 
 def _usable_encoding(declared: str | None) -> str | None:
