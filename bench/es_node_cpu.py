@@ -142,7 +142,8 @@ def main() -> None:
             drop(args.store)
     for name in names:
         medians = [statistics.median(row[k] for row in rows[name]) for k in range(4)]
-        print(f"{name:8s} median wall {medians[0]:.2f}  node {medians[1]:.2f}  run {medians[2]:.2f}  workers {medians[3]:.2f}")
+        wall, node, own, workers = medians
+        print(f"{name:8s} median wall {wall:.2f}  node {node:.2f}  run {own:.2f}  workers {workers:.2f}")
 
 
 if __name__ == "__main__":
