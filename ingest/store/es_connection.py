@@ -12,6 +12,7 @@ from typing import Any
 from elasticsearch import AuthenticationException, AuthorizationException, Elasticsearch
 
 from ingest.config import ConfigError, ConnectionConfig, url_has_credentials
+from ingest.store.elasticsearch.transport import BulkSerializer
 
 _warned_no_verify = False
 
@@ -22,6 +23,8 @@ def connect(config: ConnectionConfig, request_timeout: float = 30.0) -> Elastics
         "request_timeout": config.timeout or request_timeout,
         "max_retries": 3,
         "retry_on_timeout": True,
+        # JSON as the client's own serializer writes it; bulk action lines made by the store are sent as encoded
+        "serializers": {"application/json": BulkSerializer()},
     }
     if config.api_key:
         kwargs["api_key"] = config.api_key

@@ -45,6 +45,9 @@ from ingest.store.elasticsearch.layout_rules import mapping_drift as mapping_dri
 from ingest.store.elasticsearch.names import AliasPair, IndexNames, build_of, new_build
 from ingest.store.elasticsearch.transport import Transport, error_type, reason
 
+# Indices being filled: no periodic refresh (a refresh a second per index, each making a small segment
+# to merge, cost the node a quarter of a first build's CPU); the run refreshes once at its end.
+FILL_SETTINGS: dict[str, object] = {"refresh_interval": "-1"}
 META_AHEAD_S = 5.0  # the run metadata read along with the layout serves the next get_meta this long
 
 
@@ -71,6 +74,8 @@ class IndexLayout:
     # lock): a chunk can be under another label there only if this run put it there.
     created: set[str] = dataclasses.field(default_factory=set, init=False)
     _meta_ahead: tuple[float, dict[str, str]] | None = dataclasses.field(default=None, init=False)
+    # Indices this process created with refresh off (FILL_SETTINGS), to give back at the run's end.
+    filled: set[str] = dataclasses.field(default_factory=set, init=False)
 
     # --- the recorded layout ---------------------------------------------------------------------
     def read(self, with_meta: bool = False) -> Layout | None:
@@ -216,10 +221,12 @@ class IndexLayout:
         existing = self.existing([index for index in layout.owned if index not in layout.live])
         return sorted(index for index, aliases in existing.items() if not aliases & ours)
 
-    def drop_abandoned_builds(self) -> list[str]:
+    def drop_abandoned_builds(self, layout: Layout | None = None) -> list[str]:
         """Delete :meth:`abandoned_builds` and forget them; only under the run's write lock (a
-        ``--full`` in progress holds that lock, so its build is never taken for an abandoned one)."""
-        layout = self.read(with_meta=True)  # the run reads its metadata next, under the same lock
+        ``--full`` in progress holds that lock, so its build is never taken for an abandoned one).
+        ``layout``: the layout just read under that lock (None: read it now)."""
+        if layout is None:
+            layout = self.read(with_meta=True)  # the run reads its metadata next, under the same lock
         if layout is None or not layout.documents:
             return []
         dropped = self.abandoned_builds(layout)
@@ -232,9 +239,11 @@ class IndexLayout:
         return dropped
 
     # --- making it so ----------------------------------------------------------------------------
-    def ensure(self) -> Layout:
+    def ensure(self, fill: bool = False) -> Layout:
         """Create the meta index, the label and documents indices and every alias if missing;
-        add indices for new labels and re-point role aliases when ingest.toml changed."""
+        add indices for new labels and re-point role aliases when ingest.toml changed.
+        ``fill`` (under the run's lock): the indices created now get refresh off until
+        :meth:`finish_filling` (the run's end, or the next run's lock when this one is killed)."""
         self.t.call(self.ensure_meta_index)
         self.refuse_foreign_names(self.settings.roles)
         layout = self.read() or Layout({}, "", [], [])
@@ -247,13 +256,38 @@ class IndexLayout:
             layout.chunks.setdefault(label, self.names.chunk_index(label, build))
         layout.owned = sorted({*layout.owned, *layout.live})
         layout.roles = sorted({*layout.roles, *self.settings.roles})
-        self.record(layout)  # recorded before created: a killed run leaves only owned names
         existing = self.existing(layout.live)
-        for index in layout.live:
-            if index not in existing:
-                self.create_index(index, "documents" if index == layout.documents else "chunks")
+        missing = [index for index in layout.live if index not in existing]
+        if fill and missing:
+            layout.filling = sorted({*layout.filling, *missing})
+        self.record(layout)  # recorded before created: a killed run leaves only owned (and filling) names
+        for index in missing:
+            kind = "documents" if index == layout.documents else "chunks"
+            self.create_index(index, kind, FILL_SETTINGS if fill else None)
+        if fill:
+            self.filled.update(missing)
         self.check_mappings(layout)
         self.apply(self.access_plan(layout, self.settings.roles, check=False)[0])
+        return layout
+
+    def finish_filling(self, layout: Layout | None = None) -> Layout | None:
+        """The indices a run filled with refresh off (this run's, or a killed run's as recorded) get
+        Elasticsearch's default refresh back, and the layout forgets them. Under the run's lock."""
+        layout = self.read() if layout is None else layout
+        if layout is None or not layout.filling:
+            self.filled.clear()
+            return layout
+        t = self.t
+        indices = ",".join(layout.filling)
+        self.check_lock()
+        t.call(
+            lambda: t.es.indices.put_settings(
+                index=indices, settings={"index": {"refresh_interval": None}}, ignore_unavailable=True
+            )
+        )
+        layout = dataclasses.replace(layout, filling=[])
+        self.record(layout)
+        self.filled.clear()
         return layout
 
     def apply(self, actions: Actions) -> None:

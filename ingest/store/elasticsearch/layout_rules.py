@@ -86,6 +86,9 @@ class Layout:
     documents: str  # live documents index
     owned: list[str]  # every concrete index this prefix created (live build, half-built ones)
     roles: list[str]  # roles whose aliases ingest made (so a role dropped from [roles] loses its alias)
+    # Live indices a run created with refresh off (FILL_SETTINGS) and has not given the default back
+    # yet: recorded before they are created, so the next run restores what a killed run left.
+    filling: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def live(self) -> list[str]:
@@ -95,7 +98,13 @@ class Layout:
 def layout_of(document: Mapping[str, Any]) -> Layout:
     """The layout a found ``layout`` meta document records."""
     values = document["_source"]["values"]
-    return Layout(dict(values["chunks"]), values["documents"], list(values["owned"]), list(values.get("roles", [])))
+    return Layout(
+        dict(values["chunks"]),
+        values["documents"],
+        list(values["owned"]),
+        list(values.get("roles", [])),
+        list(values.get("filling", [])),
+    )
 
 
 def meta_mapping_complete(index: Mapping[str, Any], analyzer: str) -> bool:

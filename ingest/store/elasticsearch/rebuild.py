@@ -10,14 +10,13 @@ from contextlib import contextmanager
 from typing import TypeVar
 
 from ingest.store.base import StoreError
-from ingest.store.elasticsearch.layout import IndexLayout
+from ingest.store.elasticsearch.layout import FILL_SETTINGS, IndexLayout
 from ingest.store.elasticsearch.layout_rules import Layout
 from ingest.store.elasticsearch.names import new_build
 from ingest.store.elasticsearch.transport import Transport
 
-# While a build fills: no refresh (restored at the switch). Replicas: none on a single node; on a
-# cluster the target count from the start, so that losing a node mid-fill loses no part of the build.
-FILL_SETTINGS: dict[str, object] = {"refresh_interval": "-1"}
+# While a build fills: no refresh (FILL_SETTINGS, restored at the switch). Replicas: none on a single
+# node; on a cluster the target count from the start, so that losing a node mid-fill loses no part of the build.
 
 S = TypeVar("S")
 

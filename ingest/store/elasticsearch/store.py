@@ -163,7 +163,7 @@ class ElasticsearchStore(IndexNames, SearchEntry):
             self._t.call(self._layout.ensure_meta_index)
             self._label_index, self._documents_index = self.build_indices(self.settings.labels, self._build)
             return
-        layout = self._layout.ensure()
+        layout = self._layout.ensure(fill=self._guard is not None)  # created under the lock: filled refresh off
         self._label_index, self._documents_index = layout.chunks, layout.documents
 
     def reconcile_access(
@@ -193,10 +193,14 @@ class ElasticsearchStore(IndexNames, SearchEntry):
                 lambda: self.es.indices.refresh(index=targets, ignore_unavailable=True, allow_no_indices=True),
                 missing=None,
             )
+            layout = self._layout.read(with_meta=True)  # the run reads its metadata next, under the lock
+            if layout is not None and layout.filling:
+                # A run killed while filling indices with refresh off: their default refresh back.
+                layout = self._layout.finish_filling(layout)
             # Half-built indices of a killed --full (recorded by this prefix, not live, in no alias
             # of ours): deleted now that no rebuild of this prefix can be running.
             try:
-                dropped = self._layout.drop_abandoned_builds()
+                dropped = self._layout.drop_abandoned_builds(layout)
             except StoreLocked:
                 raise
             except StoreError as exc:  # e.g. credentials that may not delete indices: the run goes on
@@ -212,9 +216,24 @@ class ElasticsearchStore(IndexNames, SearchEntry):
         finally:
             self._layout.created.clear()
             self._lock.stop_keeping()
+            self._finish_filling()
             if completed:
                 self._refresh_at_end("written, but the final refresh failed")
             self._lock.release(guard, self.warnings)
+
+    def _finish_filling(self) -> None:
+        """The indices this run created with refresh off get the default back before the lock goes
+        (the final refresh follows); when that fails, the next run does it (the layout records them)."""
+        if not self._layout.filled:
+            return
+        try:
+            with self._t.operation(min(SHORT_TIMEOUT_S, self.timeout)):
+                self._layout.finish_filling()
+        except StoreError as exc:
+            self.warnings.append(
+                f"refresh stays off on {', '.join(sorted(self._layout.filled))} ({exc}); the next run turns it on "
+                "again (until then the writes become searchable at that run)"
+            )
 
     def _restore_missing_label_indices(self) -> list[str]:
         """A live label index deleted outside ingest (its records still list its chunks): the records
@@ -243,7 +262,7 @@ class ElasticsearchStore(IndexNames, SearchEntry):
             self._remember_dropped(hits)
             actions = [{"_op_type": "delete", "_index": layout.documents, "_id": hit["_id"]} for hit in hits]
             self._bulk_or_raise(actions, "dropping record {id} (its label index is missing) failed: {reason}")
-        live = self._layout.ensure()
+        live = self._layout.ensure(fill=True)
         self._label_index, self._documents_index = live.chunks, live.documents
         return [
             f"recreated {index} (the index of access label {label!r}, deleted outside ingest) and its aliases; "

@@ -3,6 +3,7 @@ mapped to StoreError kinds, bounded bulk writes, searches and scans, and refresh
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -21,6 +22,7 @@ from elasticsearch import (
     NotFoundError,
     TransportError,
 )
+from elasticsearch.serializer import JsonSerializer
 
 from ingest.store.base import ItemError, QueryTooLarge, StoreError, StoreUnavailable
 from ingest.store.elasticsearch.layout_rules import closed_message
@@ -192,6 +194,7 @@ class Transport:
             initial_backoff=self.initial_backoff,
             max_backoff=max(1.0, min(30.0, self.timeout / 4)),
             retry_on_status=RETRY_STATUSES,
+            expand_action_callback=_expanded,  # type: ignore[arg-type]  # takes what it returns
         ):
             op, info = next(iter(item.items()))
             answered.add((info.get("_index", ""), str(info.get("_id"))))
@@ -297,6 +300,46 @@ class Transport:
             )
             return StoreUnavailable(f"{where}: cannot connect ({type(exc).__name__}: {text}); {hint}")
         return StoreUnavailable(f"{where}: {type(exc).__name__}: {exc}; check that it is running and reachable")
+
+
+# Bulk action lines are encoded here, once per action, instead of by the client's serializer (which
+# makes a JSON encoder per line) after a copy of every action (0.1–0.2 CPU-s per 27,000 chunks).
+_ENCODE_STRING = json.JSONEncoder(ensure_ascii=False).encode
+_PLAIN_ACTION_KEYS = frozenset(("_op_type", "_index", "_id", "_source"))
+
+
+class ActionLine(dict[str, Any]):
+    """The header of one bulk action ({op: {"_index", "_id"}}), carrying its encoded line for
+    :class:`BulkSerializer`; to anything else (the helpers' error paths) a plain dict."""
+
+    __slots__ = ("line",)
+    line: bytes
+
+
+class BulkSerializer(JsonSerializer):
+    """The client's JSON serializer, except that an :class:`ActionLine` is sent as already encoded."""
+
+    def dumps(self, data: Any) -> bytes:
+        if type(data) is ActionLine:
+            return data.line
+        encoded: bytes = super().dumps(data)
+        return encoded
+
+
+def _expanded(action: Action) -> tuple[Any, Any]:
+    """(header, source) of one action for streaming_bulk, as its own ``expand_action`` makes them, the
+    header of ours (index with a source, delete) with its line encoded (see BulkSerializer)."""
+    op, index, doc_id = action.get("_op_type", "index"), action.get("_index"), action.get("_id")
+    plain = (op == "index" and "_source" in action) or (op == "delete" and "_source" not in action)
+    if plain and isinstance(index, str) and isinstance(doc_id, str) and action.keys() <= _PLAIN_ACTION_KEYS:
+        header = ActionLine({op: {"_index": index, "_id": doc_id}})
+        header.line = f'{{"{op}":{{"_index":{_ENCODE_STRING(index)},"_id":{_ENCODE_STRING(doc_id)}}}}}'.encode(
+            "utf-8", "surrogatepass"
+        )
+        return header, action.get("_source")
+    from elasticsearch.helpers import expand_action
+
+    return expand_action(action)
 
 
 class _Progress:

@@ -241,8 +241,8 @@ def _access_unchanged(http: _Http, names: IndexNames, layout: Layout, settings: 
     mapping drift, no live index missing or closed, no alias action, and no index of the prefix outside
     the live build (the lock would drop an abandoned one)."""
     roles = settings.roles
-    if not layout.documents:
-        return False
+    if not layout.documents or layout.filling:
+        return False  # nothing built, or indices a killed run left with refresh off (the lock restores it)
     targets = ",".join(survey_targets(names, layout, roles))
     _, found = http.call("GET", f"/{targets}?features=aliases,mappings,settings&ignore_unavailable=true")
     if not isinstance(found, dict) or foreign_names(alias_names(names, roles), found):
