@@ -1,10 +1,9 @@
 """The corpus scan: every file under ``CORPUS/documents/``, parsed and validated in one pass.
 
-Each file is read once (its bytes give both the SHA-256 and the parse); a file whose bytes,
-path, inventory and settings are the ones the last run recorded (a ``ScanMemo``) is only hashed. A file that
-cannot be read or resolved is rejected with every reason; the others go on. Checks
-between documents (duplicates, overlapping versions, dangling ``superseded_by``) run
-last, over the documents that passed their own checks.
+Each file is read once (its bytes give both the SHA-256 and the parse); a file whose bytes, path,
+inventory and settings are the ones the last run recorded (a ``ScanMemo``) is only hashed. A file that
+cannot be read or resolved is rejected with every reason; the others go on. Checks between documents
+(duplicates, overlapping versions, dangling ``superseded_by``) run last, over those that passed their own.
 """
 
 from __future__ import annotations

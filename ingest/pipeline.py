@@ -41,7 +41,6 @@ from ingest.plan import VISIBILITY_FIELDS as VISIBILITY_FIELDS
 from ingest.plan import Action as Action
 from ingest.plan import Plan as Plan
 from ingest.plan import PlannedDocument as PlannedDocument
-from ingest.plan import RunResult as RunResult
 from ingest.plan import ToWrite as ToWrite
 from ingest.plan import WrittenChunk as WrittenChunk
 from ingest.plan import WrittenChunks as WrittenChunks
@@ -52,6 +51,7 @@ from ingest.plan import plan_sync as plan_sync
 from ingest.plan import record_for as record_for
 from ingest.plan import settings_fingerprint as settings_fingerprint
 from ingest.plan import with_corpus_limits as with_corpus_limits
+from ingest.run_result import RunResult as RunResult
 from ingest.settings import ChunkSettings, Settings, SettingsError
 from ingest.store.base import Store
 from ingest.sync import DEFAULT_WRITE_BATCH_CHUNKS as DEFAULT_WRITE_BATCH_CHUNKS

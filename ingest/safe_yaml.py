@@ -22,7 +22,7 @@ import yaml
 
 MAX_ALIASES = 100
 MAX_NODES = 100_000
-# scalars (and list items) kept as the text the user wrote; names read as metadata.field_name reads them
+# scalars (and list items) kept as the text the user wrote; names read as field_names.field_name reads them
 LITERAL_KEYS = frozenset({"version", "doc_id", "title", "access", "status", "superseded_by", "tags"})
 _STR = "tag:yaml.org,2002:str"
 _SMALL_TREE = 200  # nodes; see _check

@@ -247,7 +247,8 @@ def _roles(roles_raw: Mapping[str, Any] | None, labels: tuple[str, ...], origin:
 
 def _refuse_near_misses(names: Iterable[str], where: str, origin: str) -> None:
     """A name one slip from a known field (``acess``) would check a field no document has: refuse it."""
-    from ingest.metadata import KNOWN_FIELDS, near_miss_problems
+    from ingest.field_names import near_miss_problems
+    from ingest.metadata import KNOWN_FIELDS
 
     found = near_miss_problems(f"{origin}: {where}", dict.fromkeys(names), set(KNOWN_FIELDS))
     if found:

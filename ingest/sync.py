@@ -26,7 +26,8 @@ from ingest.model import (
     SourceDocument,
     UnparsedDocument,
 )
-from ingest.plan import Plan, PlannedDocument, RunResult, ToWrite, WrittenChunks, keep_reason, record_for
+from ingest.plan import Plan, PlannedDocument, ToWrite, WrittenChunks, keep_reason, record_for
+from ingest.run_result import RunResult
 from ingest.settings import ChunkSettings
 from ingest.store.base import ItemError, Store, batched
 

@@ -37,7 +37,7 @@ _SPELLINGS = tuple(
         {
             form
             for name in CHECKED_FIELDS
-            for written in (name, name.replace("_", "-"))  # "-" is "_" in field names (metadata.field_name)
+            for written in (name, name.replace("_", "-"))  # "-" is "_" in field names (field_names.field_name)
             for form in (written, written.capitalize(), written.upper())
         }
     )

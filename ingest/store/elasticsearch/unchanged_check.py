@@ -48,7 +48,7 @@ from ingest.config import ConnectionConfig, without_credentials
 from ingest.corpus import FolderAhead, scan_corpus
 from ingest.journal import read_journal, read_tombstones, repaired_counts, scan_memo
 from ingest.model import Chunk, DocumentRecord
-from ingest.plan import RunResult
+from ingest.run_result import RunResult
 from ingest.settings import ChunkSettings, Settings
 from ingest.store.elasticsearch.layout_rules import (
     LAYOUT_ID,
