@@ -245,7 +245,7 @@ def run(
         data = result.to_json()
         if strict_refused:
             withdrawn = data["documents"]["removed"]
-            data["strict"] = "refused: documents rejected, nothing written" + (
+            data["strict"] = f"{'would be ' if dry_run else ''}refused: documents rejected, nothing written" + (
                 f" but {withdrawn} withdrawn version(s)" if withdrawn else ""
             )
         if report.as_json:

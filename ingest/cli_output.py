@@ -245,7 +245,8 @@ def print_run(
         held = d["rejected"] - with_problems
         also = f" (and {held} valid one(s) not written)" if held else ""
         out.print(
-            f"[red]--strict:[/red] {with_problems} document(s) rejected{also}; nothing written"
+            f"[red]--strict:[/red] {with_problems} document(s) rejected{also}; nothing "
+            f"{'would be ' if dry_run else ''}written"
             f"{_strict_removals(result)}"
         )
     verb = "would be" if dry_run else ""

@@ -118,7 +118,10 @@ def run(
         parser_memory_limit,
         parser_timeout_s,
     )
-    result = _dry_run(store, job) if dry_run else _under_lock(store, job, ahead, strict=strict, wait_s=lock_wait_s)
+    if dry_run:
+        result = _strict_dry_run(store, job) if strict else _dry_run(store, job)
+    else:
+        result = _under_lock(store, job, ahead, strict=strict, wait_s=lock_wait_s)
     # + what the store repaired of its layout under the lock (Elasticsearch: a label index deleted by hand)
     result.access_changes = access_changes + result.access_changes + list(getattr(store, "layout_repairs", []))
     result.warnings = list(getattr(store, "warnings", []))  # e.g. the lock release failed after the writes
@@ -294,7 +297,35 @@ def _strict_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
     planned = _dry_run(store, job)
     if not planned.plan.problems:
         return _locked_run(store, job, ahead)
-    plan = planned.plan
+    refused = _strict_refusal(store, planned.plan)
+    result = RunResult(store.name, refused, planned.seen, defaulted_access=planned.defaulted_access)
+    result.strict_refused = True
+    stored = store.documents()
+    if refused.to_remove:
+        journal = _Journal(store)
+        tick = _ticker(job.progress, len(refused.to_remove))
+        _write_plan(store, refused, settings_fingerprint(job.chunking), result, tick, job.batch_chunks, journal=journal)
+        store.set_meta({JOURNAL: "", TOMBSTONES: tombstones_json(refused.tombstones)})
+    result.total = total_after(stored, refused)
+    return result
+
+
+def _strict_dry_run(store: Store, job: _Job) -> RunResult:
+    """--strict --dry-run: what the strict run would do (refused: nothing written but the withdrawals)."""
+    planned = _dry_run(store, job)
+    if not planned.plan.problems:
+        return planned
+    refused = _strict_refusal(store, planned.plan)
+    result = RunResult(store.name, refused, planned.seen, dry_run=True, defaulted_access=planned.defaulted_access)
+    result.strict_refused = True
+    result.deleted = sum(i.delete for i in refused.items)
+    result.total = total_after(store.documents(), refused)
+    return result
+
+
+def _strict_refusal(store: Store, plan: Plan) -> Plan:
+    """The plan a refused --strict run carries out: every valid document held back (a rejected line), and
+    every removal that narrows what readers see."""
     # Removals only narrow what readers see: every one the plan makes is made (a version that left the
     # folder, or whose replacement is not written now, must not stay readable under its old access).
     removals = {old.key: old for old in plan.to_remove}
@@ -332,17 +363,7 @@ def _strict_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
             **plan.tombstones,
         },
     )
-    safety = removals
-    result = RunResult(store.name, refused, planned.seen, defaulted_access=planned.defaulted_access)
-    result.strict_refused = True
-    stored = store.documents()
-    if safety:
-        journal = _Journal(store)
-        tick = _ticker(job.progress, len(safety))
-        _write_plan(store, refused, settings_fingerprint(job.chunking), result, tick, job.batch_chunks, journal=journal)
-        store.set_meta({JOURNAL: "", TOMBSTONES: tombstones_json(refused.tombstones)})
-    result.total = total_after(stored, refused)
-    return result
+    return refused
 
 
 def total_after(stored: list[DocumentRecord], plan: Plan) -> int:

@@ -45,3 +45,26 @@ def test_the_counts_of_a_refused_strict_run_agree_with_its_plan_lines(tmp_path, 
     ]
     search = ingest("search", "zebracorn", "--json", *store_args)  # the stored version of b stays
     assert {hit["doc_id"] for hit in json.loads(search.stdout)["hits"]} == {"b-doc"}
+
+
+def test_a_strict_dry_run_shows_the_refusal_the_strict_run_would_make(tmp_path, store_args):
+    """--strict --dry-run prints what --strict would do (it previewed the non-strict plan: "1 indexed")."""
+    corpus = tmp_path / "corpus"
+    write_doc(corpus, "a.md", "a-doc")
+    assert ingest("run", corpus, "--quiet", *store_args).returncode == 0
+    write_doc(corpus, "c.md", "c-doc", salt="zebracorn")  # new, valid
+    (corpus / "documents" / "bad.md").write_text("---\ndoc_id: BAD\n---\nx\n", encoding="utf-8")
+
+    preview = ingest("run", corpus, "--strict", "--dry-run", "--json", *store_args)
+    refused = ingest("run", corpus, "--strict", "--json", *store_args)
+
+    assert (preview.returncode, refused.returncode) == (1, 1), preview.stdout + preview.stderr
+    would, did = json.loads(preview.stdout), json.loads(refused.stdout)
+    assert would["dry_run"] is True
+    assert would["documents"] == did["documents"]
+    assert would["documents"]["indexed"] == 0 and would["documents"]["rejected"] == 2
+    assert would["plan"] == did["plan"]
+    assert would["strict"].startswith("would be refused")
+    plain = ingest("run", corpus, "--strict", "--dry-run", *store_args)
+    assert "nothing would be written" in plain.stdout
+    assert json.loads(ingest("search", "zebracorn", "--json", *store_args).stdout)["hits"] == []
