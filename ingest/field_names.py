@@ -5,14 +5,16 @@ near-spelling of a known field a problem rather than a field silently ignored.""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Collection, Mapping
 from typing import Any
 
 
 def field_name(name: object) -> str:
-    """A field name as every source is read: case-insensitive, ``-`` the same as ``_``
-    (``Effective-To`` is effective_to), so no spelling of a known field is silently ignored."""
-    return str(name).lower().replace("-", "_")
+    """A field name as every source is read: compatibility-normalised (NFKC: the ligature in ``eﬀective_to``
+    is two letters) and case-folded (``acceß`` is access), ``-`` the same as ``_`` (``Effective-To`` is
+    effective_to), so no spelling of a known field is silently ignored."""
+    return unicodedata.normalize("NFKC", str(name)).casefold().replace("-", "_")
 
 
 def fold_field_names(fields: Mapping[str, Any]) -> dict[str, list[tuple[str, Any]]]:

@@ -248,8 +248,10 @@ def _field(
 
 # Bump when what counts as valid metadata changes (or how a format's fields are read): a run's scan
 # memo then re-checks every file instead of reusing the last run's verdicts.
-RULES_VERSION = "4"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
-# fields kept as written, merge keys refused, misplaced front matter refused, same-file inventory keys
+RULES_VERSION = "5"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
+# fields kept as written, merge keys refused, misplaced front matter refused, same-file inventory keys;
+# 5: names NFKC + case-folded, fields after a '...' end marker or hidden behind a blank-looking first
+# line refused, /Keywords "access: staff" refused
 
 
 def _case_variants(source: str, folded: Mapping[str, list[tuple[str, Any]]]) -> list[str]:

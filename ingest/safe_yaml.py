@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from ingest.field_names import field_name
+
 MAX_ALIASES = 100
 MAX_NODES = 100_000
 # scalars (and list items) kept as the text the user wrote; names read as field_names.field_name reads them
@@ -103,7 +105,7 @@ def _check(root: yaml.Node, max_aliases: int, max_nodes: int) -> bool:
                             problem=f"the key {key.value!r} is given twice", problem_mark=key.start_mark
                         )
                     keys.add(key.value)
-                    if key.value.lower().replace("-", "_") in LITERAL_KEYS:
+                    if field_name(key.value) in LITERAL_KEYS:
                         _keep_as_written(value)
                 stack.extend((key, value))
         else:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ingest.field_names import field_name
+
 DEFAULT_LABELS = ("public", "partner", "staff")  # most open first
 DEFAULT_ROLES = {
     "public": ("public",),
@@ -155,7 +157,7 @@ def settings_from_dict(data: Mapping[str, Any], origin: str = "ingest.toml") -> 
     meta = data.get("metadata", {}) or {}
     required = _string_list(meta["required"], "metadata.required", origin) if "required" in meta else DEFAULT_REQUIRED
     # field names as every source reads them: case-insensitive, "-" the same as "_"
-    required = tuple(dict.fromkeys(name.lower().replace("-", "_") for name in required))
+    required = tuple(dict.fromkeys(field_name(name) for name in required))
     _refuse_near_misses(required, "metadata.required", origin)
     for must in DEFAULT_REQUIRED:
         if must not in required:
@@ -259,7 +261,7 @@ def _patterns(patterns_raw: Any, origin: str) -> dict[str, str]:
     if not isinstance(patterns_raw, Mapping):
         raise SettingsError(f'{origin}: metadata.patterns must be a table of field = "regex"; found {patterns_raw!r}')
     # names as every source reads them: case-insensitive, "-" the same as "_" (effective-to is effective_to)
-    patterns = {str(name).lower().replace("-", "_"): pattern for name, pattern in patterns_raw.items()}
+    patterns = {field_name(name): pattern for name, pattern in patterns_raw.items()}
     if len(patterns) < len(patterns_raw):
         raise SettingsError(f"{origin}: metadata.patterns names one field twice: {sorted(map(str, patterns_raw))}")
     _refuse_near_misses(patterns, "metadata.patterns", origin)

@@ -78,6 +78,8 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     for index in range(1, len(lines)):
         if _FENCE.fullmatch(lines[index]) or lines[index].rstrip() == "...":
             source = "\n".join(lines[1:index])
+            if not _FENCE.fullmatch(lines[index]):
+                _refuse_fields_after_end_marker(lines, index)
             return read_front_matter(source), "\n".join(lines[index + 1 :])
     # No closing fence: a document starting with a rule, unless what follows reads like
     # front matter ("doc_id: …"), which would otherwise vanish into the body unnoticed.
@@ -86,8 +88,25 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     return {}, text
 
 
-# A fence line ("---", " ---", "----", "+++") as the first non-blank line, then a line like a field.
-_OTHER_FENCE = re.compile(r"(?P<blank>[ \t]*\n)*(?P<fence>[ \t]*(?:-{3,}|\+{3,})[ \t]*)\n(?P<next>[^\n]*)")
+def _refuse_fields_after_end_marker(lines: list[str], index: int) -> None:
+    """Front matter ended by YAML's ``...`` with field lines (then a ``---``) after it: the fields after the
+    marker would be read as body text, and the inventory's access or dates would apply instead."""
+    following = next((line for line in lines[index + 1 :] if line.strip()), "")
+    if _LOOKS_LIKE_FIELD.match(following.strip()):
+        raise UnreadableFile(
+            f"front matter ends with '...' on line {index + 1} but {following.strip()[:60]!r} follows it: "
+            "write every field before the closing --- line"
+        )
+
+
+# A fence line ("---", " ---", "----", "+++") as the first non-blank line, then a line like a field. Blank
+# here includes what looks blank: any space (NBSP), invisible format characters (zero-width space, BOM,
+# soft hyphen) and a one-line HTML comment.
+_INVISIBLE = "\u00ad\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff"
+_LOOKS_BLANK = rf"(?:[^\S\n]|[{_INVISIBLE}]|<!--.*?-->)"
+_OTHER_FENCE = re.compile(
+    rf"(?P<blank>{_LOOKS_BLANK}*\n)*(?P<fence>{_LOOKS_BLANK}*(?:-{{3,}}|\+{{3,}})[^\S\n]*)\n(?P<next>[^\n]*)"
+)
 _LOOKS_LIKE_TOML = re.compile(r"[A-Za-z_][\w-]*[ \t]*=")
 
 
@@ -99,7 +118,7 @@ def _refuse_misplaced_front_matter(text: str) -> None:
     found = _OTHER_FENCE.match(text)
     if found is None:
         return
-    fence, following = found["fence"].strip(), found["next"].strip()
+    fence, following = found["fence"].strip().strip(_INVISIBLE), found["next"].strip()
     if fence.startswith("+"):
         if _LOOKS_LIKE_TOML.match(following) or _LOOKS_LIKE_FIELD.match(following):
             raise UnreadableFile("TOML front matter (+++) is not supported: write YAML between --- lines on line 1")
@@ -107,9 +126,9 @@ def _refuse_misplaced_front_matter(text: str) -> None:
     if not _LOOKS_LIKE_FIELD.match(following):
         return
     if found["blank"] is not None:
-        why = "a blank line comes before it"
-    elif found["fence"] != fence:
-        why = f"{found['fence'].rstrip()!r} is indented"
+        why = "a blank or comment line comes before it"
+    elif found["fence"].rstrip() != fence:
+        why = f"{found['fence'].rstrip()!r} is indented or has invisible characters before it"
     else:
         why = f"it opens with {fence!r}, not '---'"
     raise UnreadableFile(f"front matter must start on the first line with a --- line ({why})")

@@ -149,6 +149,8 @@ def _information_fields(reader: PdfReader, entries: list[tuple[str, Any]]) -> di
     if isinstance(keywords, list) and any("=" in str(value) for value in keywords):
         # fields given as key=value in two /Keywords: never pick one set of them
         raise UnreadableFile("PDF metadata gives /Keywords 2 times, with key=value fields")
+    if isinstance(keywords, str):
+        _refuse_colon_fields(keywords)
     if isinstance(keywords, str) and "=" in keywords:
         in_keywords: set[str] = set()  # names already given in /Keywords (not the information entries)
         for part in keywords.split(";"):
@@ -169,6 +171,24 @@ def _information_fields(reader: PdfReader, entries: list[tuple[str, Any]]) -> di
         if title:
             fields["title"] = title
     return fields
+
+
+_KEYWORD_COLON_FIELD = re.compile(r"\s*([^:=;,]+?)\s*:\s*(\S[^;]*)")
+
+
+def _refuse_colon_fields(keywords: str) -> None:
+    """A /Keywords item ``access: staff`` names a field but is not the ``key=value`` form read: refused,
+    never dropped as an unknown keyword (the document would go in with the inventory's access)."""
+    from ingest.field_names import field_name
+    from ingest.metadata import KNOWN_FIELDS
+
+    for part in keywords.split(";"):
+        match = _KEYWORD_COLON_FIELD.fullmatch(part)
+        if match and field_name(match.group(1)) in KNOWN_FIELDS:
+            raise UnreadableFile(
+                f"PDF metadata: /Keywords gives {match.group(1)!r} as {part.strip()!r}: "
+                f"write {match.group(1)}=value (key=value; pairs are read, nothing was guessed)"
+            )
 
 
 def _raw_info_entries(reader: PdfReader) -> tuple[list[tuple[str, Any]] | None, bool]:

@@ -16,6 +16,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from pypdf.generic import BooleanObject, FloatObject, IndirectObject, NameObject, NumberObject
 
+from ingest.field_names import field_name
 from ingest.model import UnreadableFile
 
 # the fields that say who reads which version when (and /Keywords, which can carry them as key=value)
@@ -58,14 +59,14 @@ def check_against_pdfium(entries: Sequence[tuple[str, Any]], document: pdfium.Pd
     texts: dict[str, set[str]] = {}
     for key, value in entries:
         tag = key[1:] if key.startswith("/") else key
-        if tag.lower().replace("-", "_") in CHECKED_FIELDS and tag.isascii():
+        if field_name(tag) in CHECKED_FIELDS and tag.isascii():
             ours.setdefault(tag, []).append(value)
-            texts.setdefault(tag.lower().replace("-", "_"), set()).add(_text(value).strip() or repr(value)[:200])
+            texts.setdefault(field_name(tag), set()).add(_text(value).strip() or repr(value)[:200])
     # a field pypdf reads two ways is refused as "given 2 times" (by the metadata check, or for
     # /Keywords by pdf_info), which says more
     given_twice = {name for name, values in texts.items() if len(values - _EMPTY) > 1}
     for tag in sorted(_SPELLING_SET.union(ours)):
-        if tag.lower().replace("-", "_") in given_twice:
+        if field_name(tag) in given_twice:
             continue
         theirs = _pdfium_text(document, tag)
         values = ours.get(tag)
