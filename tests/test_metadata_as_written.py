@@ -204,8 +204,8 @@ FRONT = "doc_id: secret-doc\nversion: '1'\ntitle: Secret\naccess: staff\n"
 @pytest.mark.parametrize(
     "head, problem",
     [
-        (f"\n---\n{FRONT}---\n", "front matter must start on the first line with a --- line (a blank line comes before it)"),
-        (f" ---\n{FRONT}---\n", "front matter must start on the first line with a --- line (' ---' is indented)"),
+        (f"\n---\n{FRONT}---\n", "front matter must start on the first line with a --- line (a blank or comment line comes before it)"),
+        (f" ---\n{FRONT}---\n", "front matter must start on the first line with a --- line (' ---' is indented or has invisible characters before it)"),
         (f"----\n{FRONT}----\n", "front matter must start on the first line with a --- line (it opens with '----', not '---')"),
         ("+++\ndoc_id = 'secret-doc'\naccess = 'staff'\n+++\n", "TOML front matter (+++) is not supported: write YAML between --- lines on line 1"),
     ],
