@@ -118,10 +118,8 @@ def run(
         parser_memory_limit,
         parser_timeout_s,
     )
-    if dry_run:
-        result = _strict_dry_run(store, job) if strict else _dry_run(store, job)
-    else:
-        result = _under_lock(store, job, ahead, strict=strict, wait_s=lock_wait_s)
+    dry = _strict_dry_run if strict else _dry_run
+    result = dry(store, job) if dry_run else _under_lock(store, job, ahead, strict=strict, wait_s=lock_wait_s)
     # + what the store repaired of its layout under the lock (Elasticsearch: a label index deleted by hand)
     result.access_changes = access_changes + result.access_changes + list(getattr(store, "layout_repairs", []))
     result.warnings = list(getattr(store, "warnings", []))  # e.g. the lock release failed after the writes
