@@ -8,6 +8,7 @@ block's offsets and heading path, so offsets are right by construction.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Any
 import yaml
 
 from ingest import safe_yaml
+from ingest.field_names import field_name
 from ingest.model import Block, ParsedDocument, UnreadableFile, made
 
 BLOCK_SEPARATOR = "\n\n"
@@ -78,7 +80,9 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     for index in range(1, len(lines)):
         if _FENCE.fullmatch(lines[index]) or lines[index].rstrip() == "...":
             source = "\n".join(lines[1:index])
-            if not _FENCE.fullmatch(lines[index]):
+            if _FENCE.fullmatch(lines[index]):
+                _refuse_fields_after_front_matter(lines, index)
+            else:
                 _refuse_fields_after_end_marker(lines, index)
             return read_front_matter(source), "\n".join(lines[index + 1 :])
     # No closing fence: a document starting with a rule, unless what follows reads like
@@ -91,46 +95,98 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
 def _refuse_fields_after_end_marker(lines: list[str], index: int) -> None:
     """Front matter ended by YAML's ``...`` with field lines (then a ``---``) after it: the fields after the
     marker would be read as body text, and the inventory's access or dates would apply instead."""
-    following = next((line for line in lines[index + 1 :] if line.strip()), "")
-    if _LOOKS_LIKE_FIELD.match(following.strip()):
+    after = _skip_unseen(lines, index + 1, comments="#")
+    following = lines[after].strip() if after < len(lines) else ""
+    if _LOOKS_LIKE_FIELD.match(_visible(following)):
         raise UnreadableFile(
-            f"front matter ends with '...' on line {index + 1} but {following.strip()[:60]!r} follows it: "
+            f"front matter ends with '...' on line {index + 1} but {following[:60]!r} follows it: "
             "write every field before the closing --- line"
         )
 
 
-# A fence line ("---", " ---", "----", "+++") as the first non-blank line, then a line like a field. Blank
-# here includes what looks blank: any space (NBSP), invisible format characters (zero-width space, BOM,
-# soft hyphen) and a one-line HTML comment.
-_INVISIBLE = "\u00ad\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff"
-_LOOKS_BLANK = rf"(?:[^\S\n]|[{_INVISIBLE}]|<!--.*?-->)"
-_OTHER_FENCE = re.compile(
-    rf"(?P<blank>{_LOOKS_BLANK}*\n)*(?P<fence>{_LOOKS_BLANK}*(?:-{{3,}}|\+{{3,}})[^\S\n]*)\n(?P<next>[^\n]*)"
-)
+def _refuse_fields_after_front_matter(lines: list[str], index: int) -> None:
+    """A known field (``access: staff``) or a second ``---`` block of fields right after the front matter
+    closes: read as body text, the inventory's access or dates would apply instead."""
+    after = _skip_unseen(lines, index + 1)
+    if after >= len(lines):
+        return
+    line = _visible(lines[after])
+    if _FENCE.fullmatch(line) and after + 1 < len(lines) and _LOOKS_LIKE_FIELD.match(_visible(lines[after + 1])):
+        raise UnreadableFile(f"a second front matter block starts on line {after + 1}: write every field in the first")
+    field = _LOOKS_LIKE_FIELD.match(line)
+    if field and field_name(field.group(0).rstrip(": \t")) in _known_fields():
+        raise UnreadableFile(
+            f"{lines[after].strip()[:60]!r} on line {after + 1} follows the front matter: write it inside, "
+            "before the closing --- line"
+        )
+
+
+def _known_fields() -> tuple[str, ...]:
+    from ingest.metadata import KNOWN_FIELDS
+
+    return KNOWN_FIELDS
+
+
+# What does not show on a line: spaces of any kind, format (zero-width, direction marks, tags), combining
+# and private-use characters, and the blank fillers (Hangul fillers, braille blank).
+_UNSEEN_CATEGORIES = frozenset({"Zs", "Cf", "Cc", "Co", "Cn", "Mn", "Me"})
+_BLANK_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+# a line of only markup that renders as nothing: tags, entities, a link-reference comment ([//]: # (...))
+_MARKUP_ONLY = re.compile(r"(?:<[^>]*>|&#?\w+;)+|\[//\]:.*|\[comment\]:.*")
 _LOOKS_LIKE_TOML = re.compile(r"[A-Za-z_][\w-]*[ \t]*=")
+_FENCE_START = re.compile(r"-{3,}|\+{3,}")
+
+
+def _visible(line: str) -> str:
+    """The line without the characters that do not show."""
+    if line.isascii():
+        return line.strip()
+    return "".join(c for c in line if c not in _BLANK_FILLERS and unicodedata.category(c) not in _UNSEEN_CATEGORIES)
+
+
+def _skip_unseen(lines: list[str], index: int, comments: str = "") -> int:
+    """The index of the first line from ``index`` that shows something: lines that look blank, HTML comments
+    (over several lines too), markup that renders as nothing and lines opening with ``comments`` skipped."""
+    while index < len(lines):
+        seen = _visible(lines[index])
+        if seen.startswith("<!--"):
+            while index < len(lines) and "-->" not in lines[index] and "--!>" not in lines[index]:
+                index += 1
+        elif seen and not _MARKUP_ONLY.fullmatch(seen) and not (comments and seen.startswith(comments)):
+            return index
+        index += 1
+    return index
 
 
 def _refuse_misplaced_front_matter(text: str) -> None:
-    """Front matter that does not start on line 1 (a blank line or a space before ``---``, ``----``)
-    or TOML front matter (``+++``) is not read as front matter; read as body text it would index its
-    fields (``access: staff``) under whatever access the inventory gives. A thematic break (``---``)
-    followed by prose or a blank line is ordinary Markdown and passes."""
-    found = _OTHER_FENCE.match(text)
-    if found is None:
+    """Front matter that does not start on line 1 (a blank-looking or comment line or a space before
+    ``---``, ``----``, ``--- # note``, a ``%YAML`` directive) or TOML front matter (``+++``) is not read as
+    front matter; read as body text it would index its fields (``access: staff``) under whatever access
+    the inventory gives. A thematic break (``---``) followed by prose or a blank line passes."""
+    lines = text.split("\n", 400)
+    first = _skip_unseen(lines, 0)
+    if first + 1 >= len(lines):
         return
-    fence, following = found["fence"].strip().strip(_INVISIBLE), found["next"].strip()
-    if fence.startswith("+"):
+    shown, following = _visible(lines[first]), _visible(lines[first + 1])
+    if shown.startswith(("%YAML", "%TAG")):
+        raise UnreadableFile("front matter must start on the first line with a --- line (YAML directives are not read)")
+    fence = _FENCE_START.match(shown)
+    if fence is None:
+        return
+    if fence.group(0).startswith("+"):
         if _LOOKS_LIKE_TOML.match(following) or _LOOKS_LIKE_FIELD.match(following):
             raise UnreadableFile("TOML front matter (+++) is not supported: write YAML between --- lines on line 1")
         return
     if not _LOOKS_LIKE_FIELD.match(following):
         return
-    if found["blank"] is not None:
+    if first > 0:
         why = "a blank or comment line comes before it"
-    elif found["fence"].rstrip() != fence:
-        why = f"{found['fence'].rstrip()!r} is indented or has invisible characters before it"
+    elif shown != fence.group(0):
+        why = f"{lines[0].strip()!r} is not a plain '---' line"
+    elif lines[0].rstrip() != shown:
+        why = f"{lines[0].rstrip()!r} is indented or has invisible characters before it"
     else:
-        why = f"it opens with {fence!r}, not '---'"
+        why = f"it opens with {shown!r}, not '---'"
     raise UnreadableFile(f"front matter must start on the first line with a --- line ({why})")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+import unicodedata
 import warnings
 from typing import Any
 
@@ -14,6 +15,7 @@ from pypdf._utils import read_non_whitespace, skip_over_comment
 from pypdf.generic import BooleanObject, FloatObject, IndirectObject, NameObject, NumberObject, read_object
 from pypdf.xmp import DC_NAMESPACE, RDF_NAMESPACE
 
+from ingest.field_names import field_name as field_name_of
 from ingest.model import UnreadableFile
 from ingest.parse.pdf_info_check import check_against_pdfium, trailer_info_problem
 
@@ -149,10 +151,8 @@ def _information_fields(reader: PdfReader, entries: list[tuple[str, Any]]) -> di
     if isinstance(keywords, list) and any("=" in str(value) for value in keywords):
         # fields given as key=value in two /Keywords: never pick one set of them
         raise UnreadableFile("PDF metadata gives /Keywords 2 times, with key=value fields")
-    if isinstance(keywords, str):
-        _refuse_colon_fields(keywords)
+    in_keywords: set[str] = set()  # names given in /Keywords as read (not the information entries)
     if isinstance(keywords, str) and "=" in keywords:
-        in_keywords: set[str] = set()  # names already given in /Keywords (not the information entries)
         for part in keywords.split(";"):
             match = _KEYWORD_FIELD.fullmatch(part)
             if match and match.group(2).strip():
@@ -166,6 +166,8 @@ def _information_fields(reader: PdfReader, entries: list[tuple[str, Any]]) -> di
                     )
                 fields[name] = value
                 in_keywords.add(name)
+    if isinstance(keywords, str):
+        _refuse_unread_fields(keywords, {field_name_of(name) for name in in_keywords})
     if not fields.get("title"):
         title = _xmp_title(reader)
         if title:
@@ -173,21 +175,22 @@ def _information_fields(reader: PdfReader, entries: list[tuple[str, Any]]) -> di
     return fields
 
 
-_KEYWORD_COLON_FIELD = re.compile(r"\s*([^:=;,]+?)\s*:\s*(\S[^;]*)")
+_NAMED_IN_KEYWORDS = re.compile(r"[\"']?([^\W\d][\w-]*)[\"']?\s*[:=]")
 
 
-def _refuse_colon_fields(keywords: str) -> None:
-    """A /Keywords item ``access: staff`` names a field but is not the ``key=value`` form read: refused,
-    never dropped as an unknown keyword (the document would go in with the inventory's access)."""
+def _refuse_unread_fields(keywords: str, read: set[str]) -> None:
+    """A /Keywords item naming a field in a form not read (``access: staff``, ``foo, access=staff``,
+    a full-width colon, one per line) is refused, never dropped as an ordinary keyword: the document
+    would go in with the inventory's access or without its dates."""
     from ingest.field_names import field_name
     from ingest.metadata import KNOWN_FIELDS
 
-    for part in keywords.split(";"):
-        match = _KEYWORD_COLON_FIELD.fullmatch(part)
-        if match and field_name(match.group(1)) in KNOWN_FIELDS:
+    for match in _NAMED_IN_KEYWORDS.finditer(unicodedata.normalize("NFKC", keywords)):
+        name = field_name(match.group(1))
+        if name in KNOWN_FIELDS and name not in read:
             raise UnreadableFile(
-                f"PDF metadata: /Keywords gives {match.group(1)!r} as {part.strip()!r}: "
-                f"write {match.group(1)}=value (key=value; pairs are read, nothing was guessed)"
+                f"PDF metadata: /Keywords names {match.group(1)!r} ({match.group(0).strip()!r}) in a form not "
+                f"read: write {name}=value; (key=value pairs separated by ';'; nothing was guessed)"
             )
 
 
