@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 from ingest.model import Chunk, DocumentRecord, chunk_id
 
 
@@ -67,3 +71,15 @@ def make_record(chunks: list[Chunk], fmt: str = "markdown") -> DocumentRecord:
         settings_fingerprint="structure:200|parser:1",
         chunk_ids=tuple(x.chunk_id for x in chunks),
     )
+
+
+def ingest_cli(*args: object) -> subprocess.CompletedProcess[str]:
+    """``ingest ARGS`` as a user runs it (a subprocess), output captured."""
+    return subprocess.run([sys.executable, "-m", "ingest.cli", *map(str, args)], capture_output=True, text=True)
+
+
+def search_hits(store_args: list[str], query: str, role: str) -> set[str]:
+    """The doc_ids ``ingest search QUERY --role ROLE`` returns (the search must succeed)."""
+    done = ingest_cli("search", query, "--role", role, "--json", *store_args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return {hit["doc_id"] for hit in json.loads(done.stdout)["hits"]}

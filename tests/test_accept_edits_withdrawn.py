@@ -17,7 +17,8 @@ def ingest(*args: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "ingest.cli", *map(str, args)], capture_output=True, text=True)
 
 
-def test_accepting_the_edit_of_a_withdrawn_version_is_reported_as_an_override(tmp_path, store_args):
+def _memo_narrowed_after_a_run(tmp_path, store_args):
+    """A corpus whose memo was indexed public, then edited to staff without a version bump."""
     corpus = tmp_path / "corpus"
     (corpus / "documents").mkdir(parents=True)
     memo = corpus / "documents" / "memo.md"
@@ -25,6 +26,11 @@ def test_accepting_the_edit_of_a_withdrawn_version_is_reported_as_an_override(tm
     (corpus / "documents" / "other.md").write_text(OTHER, encoding="utf-8")
     assert ingest("run", corpus, "--quiet", *store_args).returncode == 0
     memo.write_text(MEMO.format(access="staff", text="New text about layoffs."), encoding="utf-8")
+    return corpus
+
+
+def test_accepting_the_edit_of_a_withdrawn_version_is_reported_as_an_override(tmp_path, store_args):
+    corpus = _memo_narrowed_after_a_run(tmp_path, store_args)
     withdrawn = json.loads(ingest("run", corpus, "--json", *store_args).stdout)
     assert [item["action"] for item in withdrawn["plan"]] == ["rejected", "removed"]
 
@@ -42,13 +48,7 @@ def test_accepting_the_edit_of_a_withdrawn_version_is_reported_as_an_override(tm
 
 
 def test_the_plain_report_prints_the_override_line(tmp_path, store_args):
-    corpus = tmp_path / "corpus"
-    (corpus / "documents").mkdir(parents=True)
-    memo = corpus / "documents" / "memo.md"
-    memo.write_text(MEMO.format(access="public", text="Old text about layoffs."), encoding="utf-8")
-    (corpus / "documents" / "other.md").write_text(OTHER, encoding="utf-8")
-    assert ingest("run", corpus, "--quiet", *store_args).returncode == 0
-    memo.write_text(MEMO.format(access="staff", text="New text about layoffs."), encoding="utf-8")
+    corpus = _memo_narrowed_after_a_run(tmp_path, store_args)
     assert ingest("run", corpus, "--quiet", *store_args).returncode == 1
 
     done = ingest("run", corpus, "--accept-edits", *store_args)

@@ -5,23 +5,13 @@ A name given under two spellings is one field given twice: the document is rejec
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from tests.corpus_builder import write_doc
+from tests.helpers import ingest_cli, search_hits
 
-
-def ingest(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ingest.cli", *map(str, args)], capture_output=True, text=True)
-
-
-def hits(store_args: list[str], query: str, role: str) -> set[str]:
-    done = ingest("search", query, "--role", role, "--json", *store_args)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return {hit["doc_id"] for hit in json.loads(done.stdout)["hits"]}
+ingest, hits = ingest_cli, search_hits
 
 
 @pytest.mark.parametrize("name", ["secret.md", "secret.txt"])

@@ -12,23 +12,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 
 from ingest.metadata import read_inventory
 from ingest.settings import Settings, SettingsError, settings_from_dict
 from tests.corpus_builder import write_doc
+from tests.helpers import ingest_cli, search_hits
 
-
-def ingest(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ingest.cli", *map(str, args)], capture_output=True, text=True)
-
-
-def hits(store_args: list[str], query: str, role: str) -> set[str]:
-    done = ingest("search", query, "--role", role, "--json", *store_args)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return {hit["doc_id"] for hit in json.loads(done.stdout)["hits"]}
+ingest, hits = ingest_cli, search_hits
 
 
 def problems_of(done: subprocess.CompletedProcess[str]) -> dict[str, list[str]]:
