@@ -30,6 +30,10 @@ WORKER_DIED = (
 WORKER_OUT_OF_MEMORY = (
     "the parser ran out of memory while reading this file (over the parser's memory cap, INGEST_PARSER_MEMORY_MB)"
 )
+WORKER_FAILED = (
+    "the parser failed while reading this file ({error}; under the parser's memory cap, INGEST_PARSER_MEMORY_MB, "
+    "native libraries can fail this way)"
+)
 WORKER_TIMED_OUT = "parsing this file took longer than the parser's time limit ({seconds:g} s); it was stopped"
 
 
@@ -95,13 +99,15 @@ def _run_until_broken(
                 result: list[Result] | None = future.result(timeout=pool.timeout(len(group)))
             except BrokenProcessPool:
                 broken, result = True, None
-            except MemoryError:
-                # raised by the task under the memory cap, outside what it catches: that worker may be
-                # left half-initialised, so it goes like a dead one and its group is retried file by file
-                _kill_workers(executor)
-                broken, result = True, None
             except TimeoutError:
                 _kill_workers(executor)  # a stuck worker cannot be interrupted: the pool goes, the file is found
+                broken, result = True, None
+            except Exception:  # noqa: BLE001 - whatever the task raised in its worker
+                # raised by the task outside what it catches: MemoryError under the memory cap, or a native
+                # library's SystemError ("error return without exception set") when an allocation fails.
+                # That worker may be left half-initialised, so it goes like a dead one and its group is
+                # retried file by file: the file that raises alone is rejected, never the run.
+                _kill_workers(executor)
                 broken, result = True, None
             if broken:
                 unfinished.append((group, result))  # after the broken pool is gone, in order
@@ -206,6 +212,9 @@ def _alone(pool: WorkerPool[Item, Result], item: Item) -> Result:
         except TimeoutError:
             _kill_workers(executor)
             return pool.on_death(item, WORKER_TIMED_OUT.format(seconds=pool.item_timeout_s))
+        except Exception as error:  # noqa: BLE001 - raised by the task in its worker, outside what it catches
+            _kill_workers(executor)
+            return pool.on_death(item, WORKER_FAILED.format(error=f"{type(error).__name__}: {error}"[:200]))
 
 
 def _kill_workers(executor: ProcessPoolExecutor) -> None:
