@@ -57,6 +57,7 @@ from ingest.cli_options import (
 )
 from ingest.cli_output import (
     HIT_KEYS,
+    ReaderMayLeave,
     blocks_json,
     chunk_line,
     emit_json,
@@ -569,6 +570,7 @@ def main() -> None:
     args = sys.argv[1:]
     if "--debug" in args:  # accepted after the command too: `ingest run corpus --debug`
         args = ["--debug", *(a for a in args if a != "--debug")]
+    sys.stdout = ReaderMayLeave(sys.stdout)  # type: ignore[assignment]
     pause_collector()
     try:
         code = app(args=args, prog_name="ingest", standalone_mode=False)

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import unicodedata
@@ -35,6 +36,38 @@ if TYPE_CHECKING:
 # soft_wrap: a pipe or a CI log gets whole lines, never text hard-wrapped at 80 columns.
 out = Console(highlight=False, soft_wrap=True, emoji=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+
+
+class ReaderMayLeave:
+    """sys.stdout for a reader that may stop reading (`ingest search … | head -1`): output nobody reads
+    any more is dropped (stdout goes to /dev/null), and the command ends with its own exit code. The
+    work is not cut short by a closed pipe (a `run` goes on writing the store), nor reported as exit 1."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except BrokenPipeError:
+            self._reader_left()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._reader_left()
+
+    def _reader_left(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())
+        finally:
+            os.close(devnull)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def emit_json(data: Any) -> None:
