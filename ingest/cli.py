@@ -570,7 +570,7 @@ def main() -> None:
     args = sys.argv[1:]
     if "--debug" in args:  # accepted after the command too: `ingest run corpus --debug`
         args = ["--debug", *(a for a in args if a != "--debug")]
-    sys.stdout = ReaderMayLeave(sys.stdout)  # type: ignore[assignment]
+    sys.stdout = ReaderMayLeave(sys.stdout)
     pause_collector()
     try:
         code = app(args=args, prog_name="ingest", standalone_mode=False)
