@@ -49,6 +49,7 @@ from ingest.model import (
     FORMATS,
     DocumentMeta,
     DocumentProblems,
+    FileTooLarge,
     ParsedDocument,
     ScannedDocument,
     SourceDocument,
@@ -149,6 +150,9 @@ WINDOW_PER_WORKER = 2  # tasks in flight per worker: one parsing, one waiting (a
 
 WORKERS_MAX = 8
 
+
+# the "sha256" of a file over the size limit, never read: no stored version's (see _checked)
+OVER_SIZE_LIMIT = "(over the size limit: not read)"
 
 PARSER_TIMEOUT_S = 600.0  # per file in a parser process; the largest real PDFs take seconds
 
@@ -314,6 +318,11 @@ def _checked(
     except OSError as exc:
         problem = f"{source}: unreadable file: {exc.strerror or exc}"
         return _rejected(source, {}, entry, [problem], visibility=entry_visibility(entry))
+    except FileTooLarge as exc:
+        # Not the bytes of any stored version (those were read, under the limit): an edit whose access,
+        # dates and status cannot be read, so it withdraws the stored version of this path, as a broken
+        # front matter does (ingest.kept). A stat-sized marker stands for the hash of bytes never read.
+        return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc}"], OVER_SIZE_LIMIT)
     except UnreadableFile as exc:
         return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc}"], visibility=entry_visibility(entry))
     sha256 = hashlib.sha256(data).hexdigest()

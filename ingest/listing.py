@@ -9,7 +9,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ingest.model import DocumentProblems, UnreadableFile
+from ingest.model import DocumentProblems, FileTooLarge, UnreadableFile
 from ingest.parse import MAX_BYTES, SUFFIXES
 
 DOCUMENTS = "documents"
@@ -166,7 +166,7 @@ def read_document(path: Path, limit: int = MAX_BYTES) -> bytes:
         if not stat.S_ISREG(before.st_mode):
             raise UnreadableFile(f"{_kind(before.st_mode)}, not a regular file; not read")
         if before.st_size > limit:
-            raise UnreadableFile(f"file too large ({before.st_size} bytes; limit {limit})")
+            raise FileTooLarge(f"file too large ({before.st_size} bytes; limit {limit})")
         chunks, total = [], 0
         while total <= limit:
             piece = os.read(fd, min(1 << 20, limit + 1 - total))
@@ -175,7 +175,7 @@ def read_document(path: Path, limit: int = MAX_BYTES) -> bytes:
             chunks.append(piece)
             total += len(piece)
         if total > limit:
-            raise UnreadableFile(f"file too large (over {limit} bytes while reading; limit {limit})")
+            raise FileTooLarge(f"file too large (over {limit} bytes while reading; limit {limit})")
         after = os.fstat(fd)
     finally:
         os.close(fd)

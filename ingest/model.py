@@ -81,6 +81,10 @@ class UnreadableFile(Exception):
     """A file that cannot be parsed: empty, binary, not UTF-8, not a PDF, encrypted, no text."""
 
 
+class FileTooLarge(UnreadableFile):
+    """A file over the size limit: never read, and never the bytes of a stored version (those were read)."""
+
+
 @dataclass(frozen=True, order=True)
 class DocKey:
     """One document version: ``doc_id@version`` in records, messages and the stores' record IDs.
