@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from ingest.folder_ahead import FolderAhead as FolderAhead
 from ingest.inventory_file import (
     bad_inventory,
+    entries_for_files,
     entries_naming_no_file,
     inventory_bytes,
     inventory_visibility,
@@ -491,10 +492,12 @@ def scan_corpus(
     listed = listing_hash(root, paths, listing.file_problems)
     inventory_skipped = _inventory_still_holds(memo, fingerprint, listed, todo)
     inventory: Mapping[str, Mapping[str, Any]] = {}
+    as_given: Mapping[str, Mapping[str, Any]] = {}
     if not inventory_skipped:
-        inventory, inventory_problems = parse_inventory(inventory_data)
+        as_given, inventory_problems = parse_inventory(inventory_data)
         if inventory_problems:
             raise bad_inventory(inventory_problems)
+        inventory = entries_for_files(root, as_given, listing)
     count = default_workers() if workers is None else workers
     checked = _check_files(
         todo, root, inventory, settings, skip_body, count, chunking, parser_memory_limit, parser_timeout_s
@@ -506,7 +509,7 @@ def scan_corpus(
         # suspended: close it now, shutting its pool down, not at interpreter exit (which fails loudly).
         checked.close()
     if not inventory_skipped:
-        inventory_problems += entries_naming_no_file(root, inventory, listing)
+        inventory_problems += entries_naming_no_file(root, as_given, listing)
     scan = _assemble(root, results, listing, inventory_problems, fingerprint, listed)
     unread = inventory_visibility(listing, inventory)
     return replace(scan, rejected_visibility={**unread, **scan.rejected_visibility}) if unread else scan

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.listing import DOCUMENTS, CorpusError, Listing, read_document
-from ingest.metadata import INVENTORY, Visibility, entry_visibility, read_inventory
+from ingest.metadata import INVENTORY, Visibility, entry_visibility, path_as_read, read_inventory
 from ingest.model import UnreadableFile
 
 
@@ -38,6 +38,22 @@ def parse_inventory(data: bytes | None) -> tuple[Mapping[str, Mapping[str, Any]]
     return read_inventory(text, INVENTORY)
 
 
+def entries_for_files(
+    root: Path, inventory: Mapping[str, Mapping[str, Any]], listing: Listing
+) -> dict[str, Mapping[str, Any]]:
+    """The inventory keyed by the listed files' own paths (relative to documents/): an entry names every
+    file whose path reads the same (NFC or NFD, "./a.md", "sub\\a.md"), as its duplicate-key check reads
+    keys — "café.md" written in NFC names the file stored in NFD, never "no file" while the file goes in
+    under another label. (Keys are unique as read: two keys naming one file are refused before this.)"""
+    by_read_path = {path_as_read(key): entry for key, entry in inventory.items()}
+    matched = dict(inventory)  # keys naming no listed file stay (a folder that could not be listed)
+    for name in _present(root, listing):
+        entry = by_read_path.get(path_as_read(name)) if name not in inventory else None
+        if entry is not None:
+            matched[name] = entry
+    return matched
+
+
 def bad_inventory(problems: list[str]) -> CorpusError:
     # Checking documents without the fields the inventory gives could index a guess (a defaulted
     # access label for a confidential file): stop, as for a bad ingest.toml.
@@ -63,13 +79,18 @@ def inventory_visibility(
     return found
 
 
-def entries_naming_no_file(root: Path, inventory: Mapping[str, Mapping[str, Any]], listing: Listing) -> list[str]:
+def _present(root: Path, listing: Listing) -> set[str]:
+    """Every listed path relative to documents/, unreadable files included."""
     present = {path.relative_to(root / DOCUMENTS).as_posix() for path in listing.paths}
-    present |= {p.source.removeprefix(DOCUMENTS + "/") for p in listing.file_problems}
+    return present | {p.source.removeprefix(DOCUMENTS + "/") for p in listing.file_problems}
+
+
+def entries_naming_no_file(root: Path, inventory: Mapping[str, Mapping[str, Any]], listing: Listing) -> list[str]:
+    present = {path_as_read(name) for name in _present(root, listing)}
     # an entry under a folder that could not be listed may well name a file there: that folder is the problem
     unlisted = tuple(p.source.removeprefix(DOCUMENTS + "/") + "/" for p in listing.folder_problems)
     return [
         f"{INVENTORY}: {name}: names no file under {DOCUMENTS}/"
-        for name in sorted(set(inventory) - present)
-        if not name.startswith(unlisted)
+        for name in sorted(inventory)
+        if path_as_read(name) not in present and not name.startswith(unlisted)
     ]

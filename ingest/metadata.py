@@ -514,7 +514,7 @@ def cross_document_problems(
 # inventory.yaml
 
 
-def _path_as_read(key: str) -> str:
+def path_as_read(key: str) -> str:
     path = unicodedata.normalize("NFC", key.strip()).replace("\\", "/")
     return "/".join(part for part in path.split("/") if part not in ("", "."))
 
@@ -547,7 +547,7 @@ def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict[s
     same_file: dict[str, list[str]] = defaultdict(list)
     for key in data:
         if isinstance(key, str) and key.strip():
-            same_file[_path_as_read(key)].append(key)
+            same_file[path_as_read(key)].append(key)
     for path, keys in sorted(same_file.items()):
         if len(keys) > 1:
             problems.append(
@@ -556,7 +556,7 @@ def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict[s
                 + " (read as paths, these keys name one file: nothing was picked)"
             )
     for key in sorted(data, key=str):
-        if isinstance(key, str) and key.strip() and len(same_file[_path_as_read(key)]) > 1:
+        if isinstance(key, str) and key.strip() and len(same_file[path_as_read(key)]) > 1:
             continue  # reported above: neither entry is used
         fields = data[key]
         if not isinstance(key, str) or not key.strip():
