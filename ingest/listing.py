@@ -123,7 +123,8 @@ def list_documents(root: Path) -> Listing:
             if (Path(folder) / name).is_symlink():  # os.walk does not enter it: say so, keep its documents
                 where = (Path(folder) / name).relative_to(root).as_posix()
                 message = (
-                    f"{shown(where)}: symbolic link to a folder: not entered; the documents stored from it are kept"
+                    f"{shown(where)}: symbolic link to a folder: not entered (its files are not read); documents "
+                    "stored from this path by an earlier run, if any, are kept"
                 )
                 folders_bad.append(DocumentProblems(where, None, (message,)))
         for name in files:
