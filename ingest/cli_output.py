@@ -98,9 +98,17 @@ def printable(text: str, keep_newlines: bool = False) -> str:
     if all(unicodedata.category(ch) not in _CONTROL or (keep_newlines and ch in "\n\t") for ch in text):
         return text
     return "".join(
-        ch if unicodedata.category(ch) not in _CONTROL or (keep_newlines and ch in "\n\t") else repr(ch)[1:-1]
+        ch if unicodedata.category(ch) not in _CONTROL or (keep_newlines and ch in "\n\t") else _escaped(ch)
         for ch in text
     )
+
+
+def _escaped(ch: str) -> str:
+    # a byte of a file name that is not UTF-8 (kept as a surrogate by surrogateescape) is shown as the
+    # byte, \xff, as listing.shown writes it in problem messages: one name, one spelling in a report
+    if "\udc80" <= ch <= "\udcff":
+        return f"\\x{ord(ch) - 0xDC00:02x}"
+    return repr(ch)[1:-1]
 
 
 def safe(text: object, keep_newlines: bool = False) -> str:
