@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
+from ingest.field_names import field_name
 from ingest.model import Chunk, DocumentProblems
 
 if TYPE_CHECKING:
@@ -192,8 +193,11 @@ def blocks_json(doc: ParsedDocument) -> list[dict[str, Any]]:
 def print_parsed(file: Path, doc: ParsedDocument, blocks: list[dict[str, Any]], show_text: bool) -> None:
     out.print(f"[bold]{safe(file)}[/bold]  format {doc.format}, {len(doc.text)} characters, {len(blocks)} blocks")
     out.print("[bold]metadata[/bold]")
-    for key, value in sorted(doc.metadata.items()):
-        out.print(f"  {key}: {escape(str(value))}")
+    for key, value in sorted(doc.metadata.items(), key=lambda item: (field_name(item[0]), str(item[0]))):
+        # each field under its name as read (Effective-To is effective_to), and how it was written when not so
+        name = field_name(key)
+        written = f"  [dim](written {safe(repr(str(key)))})[/dim]" if name != key else ""
+        out.print(f"  {safe(name)}: {escape(str(value))}{written}")
     out.print("[bold]blocks[/bold]")
     for n, b in enumerate(blocks):
         pages: list[int] = b["pages"]

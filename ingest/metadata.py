@@ -122,10 +122,10 @@ def _as_tags(value: Any) -> tuple[str, ...] | _Invalid:
     else:
         return _Invalid(f"not a list of strings: {show(value)}")
     tags = []
-    for item in items:
+    for number, item in enumerate(items, 1):
         text = _as_text(item)
-        if text is None:
-            return _Invalid(f"not a list of strings: {show(value)}")
+        if text is None:  # the item itself shown: the list's rendering stops after its first few
+            return _Invalid(f"not a list of strings: item {number} is {show(item)} (in {show(value)})")
         if UNPRINTABLE.search(text):  # as in every other field: a newline or bidi override spoofs output
             return _Invalid(f"contains control or bidi-override characters: {show(text)}")
         if text:
@@ -218,6 +218,12 @@ def _field(
     """One field's normalised value (file over inventory), its problems appended to ``problems``."""
     in_file = not _is_missing(file_fields.get(name))
     in_inventory = not _is_missing(inventory.get(name))
+    if (
+        not in_file
+        and name in file_fields
+        and _empty_blocks_a_fill(source, name, file_fields[name], inventory, settings, problems)
+    ):
+        return _ABSENT
     if in_file and in_inventory:
         ours = normalise(name, file_fields[name], settings)
         theirs = normalise(name, inventory[name], settings)
@@ -246,12 +252,35 @@ def _field(
     return value
 
 
+def _empty_blocks_a_fill(
+    source: str, name: str, value: Any, inventory: Mapping[str, Any], settings: Settings, problems: list[str]
+) -> bool:
+    """Whether a field the file gives empty (``access:``, ``content=""``, ``/access ()``) is a problem:
+    it is given, so nothing fills it — neither inventory.yaml nor access.default (the file said
+    something, and indexing another value would read it wrong). With nothing to fill it, an empty
+    optional field stays unset and an empty required one is missing, as before."""
+    written = "null" if value is None else show(value)
+    if not _is_missing(inventory.get(name)):
+        problems.append(
+            f"{source}: {name}: is empty ({written}) in the file but {INVENTORY} has {show(inventory[name])} "
+            "(nothing was filled in: write the value in the file, or leave the field out)"
+        )
+    elif name == "access" and settings.access_default:
+        problems.append(
+            f"{source}: access: is empty ({written}): access.default fills only a file that gives no access"
+        )
+    else:
+        return False
+    return True
+
+
 # Bump when what counts as valid metadata changes (or how a format's fields are read): a run's scan
 # memo then re-checks every file instead of reusing the last run's verdicts.
-RULES_VERSION = "5"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
+RULES_VERSION = "6"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
 # fields kept as written, merge keys refused, misplaced front matter refused, same-file inventory keys;
 # 5: names NFKC + case-folded, fields after a '...' end marker or hidden behind a blank-looking first
-# line refused, /Keywords "access: staff" refused
+# line refused, /Keywords "access: staff" refused; 6: a field given empty is never filled, HTML <meta>
+# after </html> or with a repeated name/content refused, XMP keywords read, /Subject naming a field refused
 
 
 def _case_variants(source: str, folded: Mapping[str, list[tuple[str, Any]]]) -> list[str]:

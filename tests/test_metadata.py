@@ -207,8 +207,18 @@ def test_tags_comma_separated_string_is_split():
 
 
 def test_tags_not_a_list_of_strings():
-    assert problems_of(dict(GOOD, tags=[["a"], "b"])) == [f"{SRC}: tags: not a list of strings: [['a'], 'b']"]
+    assert problems_of(dict(GOOD, tags=[["a"], "b"])) == [
+        f"{SRC}: tags: not a list of strings: item 1 is ['a'] (in [['a'], 'b'])"
+    ]
     assert problems_of(dict(GOOD, tags={"a": 1})) == [f"{SRC}: tags: not a list of strings: {{'a': 1}}"]
+
+
+def test_a_tags_problem_shows_the_offending_item_past_the_first_five():
+    # the list's rendering stops after five items: the item itself is named, so the value is never cut off
+    tags = ["a", "b", "c", "d", "e", "f", {"kind": "secret"}]
+    assert problems_of(dict(GOOD, tags=tags)) == [
+        f"{SRC}: tags: not a list of strings: item 7 is {{'kind': 'secret'}} (in ['a', 'b', 'c', 'd', 'e', ...])"
+    ]
 
 
 def test_inventory_fills_fields_the_file_lacks():

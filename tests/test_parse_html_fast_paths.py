@@ -49,20 +49,27 @@ def plain_decode(data: bytes) -> bytes:
     """The definition: decode (BOM, declared charset, else strict UTF-8), clean the text, encode."""
     from bs4.dammit import EncodingDetector
 
-    from ingest.parse.html_source import _usable_encoding
+    from ingest.parse.html_source import _usable_encoding, _why_no_charset
 
     text_data, encoding = EncodingDetector.strip_byte_order_mark(data)
+    declared = None
     if not encoding:
         if b"\x00" in data:
             raise UnreadableFile("binary file")
-        encoding = _usable_encoding(EncodingDetector.find_declared_encoding(data, is_html=True))
+        declared = EncodingDetector.find_declared_encoding(data, is_html=True)
+        encoding = _usable_encoding(declared)
     if encoding and encoding not in ("utf-8", "utf8"):
-        text = text_data.decode(encoding, errors="replace")
+        try:  # strictly, as the README says: never text with U+FFFD
+            text = text_data.decode(encoding)
+        except UnicodeDecodeError as exc:
+            raise UnreadableFile(
+                f"not {encoding} text (its declared charset): {exc.reason} at byte {exc.start}"
+            ) from None
     else:
         try:
             text = text_data.decode("utf-8")
         except UnicodeDecodeError:
-            raise UnreadableFile("not UTF-8 text" + ("" if encoding else " and no charset declared")) from None
+            raise UnreadableFile("not UTF-8 text" + ("" if encoding else _why_no_charset(data, declared))) from None
     if "\x00" in text:
         raise UnreadableFile("binary file")
     return strip_controls(normalise_newlines(text)).encode("utf-8")

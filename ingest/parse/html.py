@@ -27,6 +27,7 @@ from typing import Any
 
 from ingest.model import ParsedDocument, UnreadableFile
 from ingest.parse._common import Draft, assemble, collapse_spaces
+from ingest.parse.html_meta import _metadata
 from ingest.parse.html_rules import (
     ADMONITION_CLASSES,
     ADMONITION_ELEMENTS,
@@ -45,7 +46,7 @@ from ingest.parse.html_rules import (
     _Page,
     _permalinks,
 )
-from ingest.parse.html_source import Element, _decode, _metadata, _tree
+from ingest.parse.html_source import Element, _decode, _tree
 
 
 def parse_html(data: bytes) -> ParsedDocument:
@@ -62,13 +63,14 @@ def parse_html(data: bytes) -> ParsedDocument:
     drafts = _Walker(page).blocks(body if root is None else root, root is not None)
     if not drafts:  # everything was furniture: keep the page rather than lose it
         drafts = _Walker(_Page(body, hidden), furniture=False).blocks(body, False)
-    return assemble("html", drafts, _metadata(tree))
+    return assemble("html", drafts, _metadata(tree, source))
 
 
 def read_html_metadata(data: bytes) -> dict[str, Any]:
     """Only the ``<meta>`` fields and ``<title>``: what a sync needs for a file it already holds."""
-    tree = _tree(_decode(data), refuse_deep=False)  # the head lies near the root
-    return {} if tree is None else _metadata(tree)
+    source = _decode(data)
+    tree = _tree(source, refuse_deep=False)  # the head lies near the root
+    return {} if tree is None else _metadata(tree, source)
 
 
 class _Walker:

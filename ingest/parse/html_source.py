@@ -1,17 +1,16 @@
-"""HTML source: bytes decoded by their declared or sniffed encoding, the lxml tree (deep nesting
-refused), and the ``<meta name>`` fields and ``<title>`` read as front matter."""
+"""HTML source: bytes decoded by their declared or sniffed encoding, and the lxml tree (deep nesting
+refused)."""
 
 from __future__ import annotations
 
 import codecs
 import re
-from typing import Any
 
 import lxml.etree
 from bs4.dammit import EncodingDetector
 
 from ingest.model import UnreadableFile
-from ingest.parse._common import collapse_spaces, normalise_newlines, strip_controls
+from ingest.parse._common import normalise_newlines, strip_controls
 
 _TAG_NAME = re.compile(rb"<([a-z][a-z0-9-]*)")
 
@@ -58,10 +57,12 @@ def _decode(data: bytes) -> bytes:
     through a Python string and back.
     """
     text_data, encoding = EncodingDetector.strip_byte_order_mark(data)
+    declared = None
     if not encoding:
         if b"\x00" in data:
             raise UnreadableFile("binary file")
-        encoding = _usable_encoding(EncodingDetector.find_declared_encoding(data, is_html=True))
+        declared = EncodingDetector.find_declared_encoding(data, is_html=True)
+        encoding = _usable_encoding(declared)
     if encoding and encoding not in ("utf-8", "utf8"):
         try:  # strictly: bytes the declared charset cannot read (utf-7 garbage) would index U+FFFD
             text = text_data.decode(encoding)
@@ -76,12 +77,25 @@ def _decode(data: bytes) -> bytes:
         try:
             text_data.decode("utf-8")
         except UnicodeDecodeError:
-            raise UnreadableFile("not UTF-8 text" + ("" if encoding else " and no charset declared")) from None
+            raise UnreadableFile("not UTF-8 text" + ("" if encoding else _why_no_charset(data, declared))) from None
     if b"\x00" in text_data:
         raise UnreadableFile("binary file")
     if b"\r" in text_data:
         text_data = text_data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     return text_data.translate(None, _CONTROL_BYTES)
+
+
+def _why_no_charset(data: bytes, declared: str | None) -> str:
+    """Why no charset was used to read a page that is not UTF-8: none declared, one declared too late
+    (after the bytes where a declaration is looked for), or one that cannot be used."""
+    if declared:
+        if declared.lower().replace("_", "-").startswith(("utf-16", "utf-32")):
+            return f", and its declared charset {declared!r} is ignored without a byte order mark (as browsers do)"
+        return f", and its declared charset {declared!r} is not one that can be read"
+    late = EncodingDetector.find_declared_encoding(data, is_html=True, search_entire_document=True)
+    if late:
+        return f", and its charset declaration ({late!r}) comes too late to be read: declare it in the first 1024 bytes"
+    return " and no charset declared"
 
 
 def _usable_encoding(declared: str | None) -> str | None:
@@ -93,33 +107,3 @@ def _usable_encoding(declared: str | None) -> str | None:
     except LookupError:
         return None
     return None if name.startswith(("utf-16", "utf-32")) else name
-
-
-def _add_field(fields: dict[str, Any], key: str, content: str) -> None:
-    """A repeated name gives a list of its values, in document order."""
-    if key not in fields:
-        fields[key] = content
-    elif isinstance(fields[key], list):
-        fields[key].append(content)
-    else:
-        fields[key] = [fields[key], content]
-
-
-def _metadata(tree: Element) -> dict[str, Any]:
-    """Every ``<meta name content>`` (names lower-cased; a repeated name gives a list)."""
-    fields: dict[str, Any] = {}
-    for meta in tree.iter("meta"):
-        name, content = meta.get("name"), meta.get("content")
-        if name is None or content is None or not name.strip():
-            continue
-        _add_field(fields, name.strip().lower(), content)
-    if "title" not in fields:
-        # every <title> of the page outside SVG/MathML (whose <title> is an image's tooltip): two are the
-        # title given twice, never the first picked silently
-        for title in tree.iter("title"):
-            if any(parent.tag in ("svg", "math") for parent in title.iterancestors()):
-                continue
-            value = collapse_spaces("".join(str(part) for part in title.itertext()))
-            if value:
-                _add_field(fields, "title", value)
-    return fields

@@ -1,11 +1,10 @@
 """PDF document information through pypdf: the info dictionary, XMP title and keyword fields
-that the metadata reader turns into front matter."""
+(``ingest.parse.pdf_keywords``) that the metadata reader turns into front matter."""
 
 from __future__ import annotations
 
 import io
 import re
-import unicodedata
 import warnings
 from typing import Any
 
@@ -15,11 +14,9 @@ from pypdf._utils import read_non_whitespace, skip_over_comment
 from pypdf.generic import BooleanObject, FloatObject, IndirectObject, NameObject, NumberObject, read_object
 from pypdf.xmp import DC_NAMESPACE, RDF_NAMESPACE
 
-from ingest.field_names import field_name as field_name_of
 from ingest.model import UnreadableFile
 from ingest.parse.pdf_info_check import check_against_pdfium, trailer_info_problem
-
-_KEYWORD_FIELD = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=\s*([^;]*)")
+from ingest.parse.pdf_keywords import read_keyword_fields
 
 
 def _read_information(data: bytes, document: pdfium.PdfDocument | None = None) -> dict[str, Any]:
@@ -147,51 +144,14 @@ def _information_fields(reader: PdfReader, entries: list[tuple[str, Any]]) -> di
         fields = {name: values[0] if len(values) == 1 else values for name, values in values_by_name.items()}
     except Exception:  # noqa: BLE001 - a damaged information dictionary yields no fields, not a failure
         fields = {}
-    keywords = fields.get("keywords")
-    if isinstance(keywords, list) and any("=" in str(value) for value in keywords):
-        # fields given as key=value in two /Keywords: never pick one set of them
-        raise UnreadableFile("PDF metadata gives /Keywords 2 times, with key=value fields")
-    in_keywords: set[str] = set()  # names given in /Keywords as read (not the information entries)
-    if isinstance(keywords, str) and "=" in keywords:
-        for part in keywords.split(";"):
-            match = _KEYWORD_FIELD.fullmatch(part)
-            if match and match.group(2).strip():
-                name, value = match.group(1).lower(), match.group(2).strip()
-                given = fields.get(name)
-                if given not in (None, "") and str(given).strip() != value:
-                    # Two values for one field in one file: never pick one silently.
-                    where = "/Keywords" if name in in_keywords else "the document information"
-                    raise UnreadableFile(
-                        f"PDF metadata gives {name} twice: {str(given).strip()!r} in {where} and {value!r} in /Keywords"
-                    )
-                fields[name] = value
-                in_keywords.add(name)
-    if isinstance(keywords, str):
-        _refuse_unread_fields(keywords, {field_name_of(name) for name in in_keywords})
+    read_keyword_fields(fields, reader)
+    if fields.get("title") == "":
+        del fields["title"]  # an empty /Title () states nothing: producers (hyperref) write one by default
     if not fields.get("title"):
         title = _xmp_title(reader)
         if title:
             fields["title"] = title
     return fields
-
-
-_NAMED_IN_KEYWORDS = re.compile(r"[\"']?([^\W\d][\w-]*)[\"']?\s*[:=]")
-
-
-def _refuse_unread_fields(keywords: str, read: set[str]) -> None:
-    """A /Keywords item naming a field in a form not read (``access: staff``, ``foo, access=staff``,
-    a full-width colon, one per line) is refused, never dropped as an ordinary keyword: the document
-    would go in with the inventory's access or without its dates."""
-    from ingest.field_names import field_name
-    from ingest.metadata import KNOWN_FIELDS
-
-    for match in _NAMED_IN_KEYWORDS.finditer(unicodedata.normalize("NFKC", keywords)):
-        name = field_name(match.group(1))
-        if name in KNOWN_FIELDS and name not in read:
-            raise UnreadableFile(
-                f"PDF metadata: /Keywords names {match.group(1)!r} ({match.group(0).strip()!r}) in a form not "
-                f"read: write {name}=value; (key=value pairs separated by ';'; nothing was guessed)"
-            )
 
 
 def _raw_info_entries(reader: PdfReader) -> tuple[list[tuple[str, Any]] | None, bool]:

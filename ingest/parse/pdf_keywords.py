@@ -1,0 +1,108 @@
+"""PDF fields given as ``key=value;`` keywords: in the document information's /Keywords, and in the
+XMP packet's ``pdf:Keywords`` and ``dc:subject`` (where producers copy /Keywords, and where a viewer
+shows keywords). Every source is read the same way, and two that disagree on a field refuse the file.
+
+A field named in a form not read (``access: staff``, ``manual, access=staff``), in any of them or in
+/Subject (or its XMP copy ``dc:description``), from which no field is read, refuses the file too:
+dropping it as an ordinary word would index the document with the inventory's access or without its
+dates.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from typing import Any
+
+from pypdf import PdfReader
+from pypdf.xmp import DC_NAMESPACE, PDF_NAMESPACE, RDF_NAMESPACE
+
+from ingest.field_names import field_name
+from ingest.model import UnreadableFile
+
+_KEYWORD_FIELD = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=\s*([^;]*)")
+_NAMED_IN_KEYWORDS = re.compile(r"[\"']?([^\W\d][\w-]*)[\"']?\s*[:=]")
+
+INFO_KEYWORDS = "/Keywords"
+
+
+def read_keyword_fields(fields: dict[str, Any], reader: PdfReader) -> None:
+    """Adds the ``key=value`` fields of every keyword source to ``fields`` (the information entries);
+    refuses the file (UnreadableFile) where two sources disagree or a field is named in a form not read."""
+    keywords = fields.get("keywords")
+    if isinstance(keywords, list) and any("=" in str(value) for value in keywords):
+        # fields given as key=value in two /Keywords: never pick one set of them
+        raise UnreadableFile("PDF metadata gives /Keywords 2 times, with key=value fields")
+    sources = [(INFO_KEYWORDS, keywords)] if isinstance(keywords, str) else []
+    described = [("/Subject", fields["subject"])] if isinstance(fields.get("subject"), str) else []
+    for where, text in _xmp_texts(reader):
+        (described if where.endswith("dc:description") else sources).append((where, text))
+    read_from: dict[str, str] = {}  # name (as written, lower-cased) -> the keyword source it was read from
+    for where, text in sources:
+        for part in text.split(";"):
+            match = _KEYWORD_FIELD.fullmatch(part) if "=" in part else None
+            if match and match.group(2).strip():
+                _read_pair(fields, match.group(1).lower(), match.group(2).strip(), where, read_from)
+            else:  # an item not read as a field must not name one
+                _refuse_named_field(part, where)
+    for where, text in described:
+        _refuse_named_field(text, where)
+
+
+def _read_pair(fields: dict[str, Any], name: str, value: str, where: str, read_from: dict[str, str]) -> None:
+    given = fields.get(name)
+    if given not in (None, "") and str(given).strip() != value:
+        # Two values for one field in one file: never pick one silently.
+        before = read_from.get(name, "the document information")
+        raise UnreadableFile(
+            f"PDF metadata gives {name} twice: {str(given).strip()!r} in {before} and {value!r} in {where}"
+        )
+    fields[name] = value
+    read_from.setdefault(name, where)
+
+
+def _refuse_named_field(text: str, where: str) -> None:
+    """Text not read as a field that names one (``access: staff``, ``foo, access=staff``, a full-width
+    sign, one per line; in /Subject any form) is refused, never dropped as an ordinary word."""
+    from ingest.metadata import KNOWN_FIELDS, show
+
+    for match in _NAMED_IN_KEYWORDS.finditer(unicodedata.normalize("NFKC", text)):
+        name = field_name(match.group(1))
+        if name in KNOWN_FIELDS:
+            how = (
+                f"no field is read from it: write {name}=value; in /Keywords (nothing was guessed)"
+                if where == "/Subject" or where.endswith("dc:description")
+                else f"write {name}=value; (key=value pairs separated by ';'; nothing was guessed)"
+            )
+            raise UnreadableFile(
+                f"PDF metadata: {where} names {match.group(1)!r} in a form not read ({show(text.strip())}): {how}"
+            )
+
+
+def _xmp_texts(reader: PdfReader) -> Iterator[tuple[str, str]]:
+    """(where, text) of every ``pdf:Keywords`` (attribute or element), ``dc:subject`` (its items joined
+    by ';') and ``dc:description`` item of the XMP packet, in every rdf:Description whatever its
+    ``rdf:about`` (pypdf's own getters look only at ``rdf:about=""``); none when there is no readable packet."""
+    try:
+        xmp = reader.xmp_metadata
+        descriptions = [] if xmp is None else list(xmp.rdf_root.getElementsByTagNameNS(RDF_NAMESPACE, "Description"))
+    except Exception:  # noqa: BLE001 - a packet that is not XML is read by no one
+        return
+    for description in descriptions:
+        attribute = description.getAttributeNodeNS(PDF_NAMESPACE, "Keywords")
+        if attribute is not None and attribute.value.strip():
+            yield "the XMP pdf:Keywords", attribute.value
+        for element in description.getElementsByTagNameNS(PDF_NAMESPACE, "Keywords"):
+            yield "the XMP pdf:Keywords", _text(element)
+        for element in description.getElementsByTagNameNS(DC_NAMESPACE, "subject"):
+            items = element.getElementsByTagNameNS(RDF_NAMESPACE, "li")
+            yield "the XMP dc:subject", "; ".join(_text(item) for item in items) if items else _text(element)
+        for element in description.getElementsByTagNameNS(DC_NAMESPACE, "description"):
+            items = element.getElementsByTagNameNS(RDF_NAMESPACE, "li")
+            for item in items or [element]:
+                yield "the XMP dc:description", _text(item)
+
+
+def _text(element: Any) -> str:
+    return "".join(child.data for child in element.childNodes if child.nodeType == child.TEXT_NODE)
