@@ -11,7 +11,6 @@ from __future__ import annotations
 import html.parser
 import itertools
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from ingest.field_names import field_name, near_miss_problems
@@ -34,7 +33,7 @@ def _metadata(tree: Element, source: bytes) -> dict[str, Any]:
     """Every ``<meta name content>`` (names lower-cased; a repeated name gives a list; a ``<meta name>``
     without ``content`` gives "", as a browser's DOM reads it: a field given empty)."""
     _refuse_unread_metas(tree)
-    _refuse_repeated_attributes(source, tree)
+    _refuse_repeated_attributes(source)
     fields: dict[str, Any] = {}
     for meta in tree.iter("meta"):
         name = meta.get("name")
@@ -84,65 +83,53 @@ def _refuse_unread_metas(tree: Element) -> None:
 _META_TAG = re.compile(rb"""<meta(?=[\s/>])(?:[^>"']|"[^"]*"|'[^']*')*>""")
 
 
-class _StartTag(html.parser.HTMLParser):
-    """The first start tag of some markup with every attribute as written, repeats kept (lxml keeps
-    one of each name)."""
+def _may_repeat_attributes(source: bytes) -> bool:
+    """Whether some ``<meta`` tag of the source writes ``name`` or ``content`` twice (a superset of the
+    tags that repeat those attributes: a value may hold the word)."""
+    lowered = source.lower()
+    at = lowered.find(b"<meta")
+    while at != -1:  # bytes.find runs in C: nearly every page ends here
+        match = _META_TAG.match(lowered, at)
+        tag = lowered[at : match.end()] if match else lowered[at:]  # an unclosed quote: up to the end
+        if tag.count(b"name") > 1 or tag.count(b"content") > 1:
+            return True
+        at = lowered.find(b"<meta", at + 5)
+    return False
+
+
+class _MetaTags(html.parser.HTMLParser):
+    """Every ``<meta>`` start tag of a page with its attributes as written, repeats kept (lxml keeps one
+    of each name); tags inside comments, scripts and styles are none."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.found: tuple[list[tuple[str, str | None]], str] | None = None
+        self.found: list[list[tuple[str, str | None]]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if self.found is None:
-            self.found = (attrs, self.get_starttag_text() or "")
+        if tag == "meta":
+            self.found.append(attrs)
 
     handle_startendtag = handle_starttag
 
 
-def _meta_tags(source: bytes) -> Iterator[tuple[int, bytes]]:
-    """(offset, markup from there) of every ``<meta`` tag in the source that may repeat an attribute."""
-    lowered = source.lower()
-    at = lowered.find(b"<meta")
-    while at != -1:  # bytes.find runs in C; nearly every page has no tag naming `name` or `content` twice
-        match = _META_TAG.match(lowered, at)
-        tag = lowered[at : match.end()] if match else lowered[at:]  # an unclosed quote: up to the end
-        if tag.count(b"name") > 1 or tag.count(b"content") > 1:
-            yield at, source[at : at + len(tag)]
-        at = lowered.find(b"<meta", at + 5)
-
-
-def _refuse_repeated_attributes(source: bytes, tree: Element) -> None:
+def _refuse_repeated_attributes(source: bytes) -> None:
     """A field-naming ``<meta>`` with two ``name`` or two ``content`` attributes is refused."""
-    lines: set[int] | None = None
-    for at, markup in _meta_tags(source):
-        reader = _StartTag()
-        reader.feed(markup.decode("utf-8", "replace"))
-        reader.close()
-        if reader.found is None:
-            continue
-        attrs, text = reader.found
+    if not _may_repeat_attributes(source):
+        return
+    reader = _MetaTags()  # the whole page, on the rare page that may hold one: comments and scripts known
+    reader.feed(source.decode("utf-8", "replace"))
+    reader.close()
+    for attrs in reader.found:
         names = [value or "" for key, value in attrs if key == "name"]
-        repeated = [key for key in ("name", "content") if sum(1 for k, _ in attrs if k == key) > 1]
-        if not repeated or not any(_names_a_field(name) for name in names):
-            continue
-        if lines is None:  # lines where lxml's <meta> elements end: a tag in a comment or a script is no element
-            lines = {int(getattr(meta, "sourceline", None) or 0) for meta in _all_metas(tree)}
-        first = source.count(b"\n", 0, at) + 1
-        if not lines.intersection(range(first, first + text.count("\n") + 1)):
-            continue
-        field = next(field_name(name.strip()) for name in names if _names_a_field(name))
-        given = " and ".join(
-            f"{key} {len(values)} times ({' and '.join(repr(v) for v in values)})"
-            for key in repeated
-            for values in [[value for k, value in attrs if k == key]]
-        )
-        raise UnreadableFile(
-            f"{field}: a <meta> gives {given}: HTML readers differ on which one counts (write each once; "
-            "nothing was picked)"
-        )
-
-
-def _all_metas(tree: Element) -> Iterator[Element]:
-    for root in itertools.chain((tree,), tree.itersiblings(preceding=True), tree.itersiblings()):
-        if root.tag.__class__ is str:
-            yield from root.iter("meta")
+        given = {key: [value for k, value in attrs if k == key] for key in ("name", "content")}
+        repeated = {key: values for key, values in given.items() if len(values) > 1}
+        fields = [field_name(name.strip()) for name in names if _names_a_field(name)]
+        if repeated and fields:
+            shown = " and ".join(
+                f"{key} {len(values)} times ({' and '.join(repr(value) for value in values)})"
+                for key, values in repeated.items()
+            )
+            raise UnreadableFile(
+                f"{fields[0]}: a <meta> gives {shown}: HTML readers differ on which one counts (write each "
+                "once; nothing was picked)"
+            )
