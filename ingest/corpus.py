@@ -38,7 +38,6 @@ from ingest.metadata import (
     INVENTORY,
     RULES_VERSION,
     Visibility,
-    cross_document_problems,
     declared_visibility,
     entry_visibility,
     found_doc_id,
@@ -46,6 +45,7 @@ from ingest.metadata import (
     resolve_metadata,
     visibility_of,
 )
+from ingest.metadata_cross import cross_document_problems
 from ingest.model import (
     FORMATS,
     DocumentMeta,

@@ -8,7 +8,8 @@ from datetime import date, datetime
 import pytest
 import yaml
 
-from ingest.metadata import cross_document_problems, read_inventory, resolve_metadata
+from ingest.metadata import read_inventory, resolve_metadata
+from ingest.metadata_cross import cross_document_problems
 from ingest.model import DocumentMeta
 from ingest.settings import Settings, SettingsError, settings_from_dict
 
