@@ -280,12 +280,23 @@ def test_a_field_named_in_xmp_or_subject_otherwise_than_read_rejects_the_pdf(tmp
     refused_on_run(corpus, store_args, "memo.pdf", problem)
 
 
-def test_xmp_keywords_agreeing_with_keywords_and_ordinary_subjects_are_fine(tmp_path):
-    keywords = "doc_id=memo; version=1; access=public"
-    description = (
-        f"<pdf:Keywords>{keywords}</pdf:Keywords><dc:subject><rdf:Bag><rdf:li>doc_id=memo</rdf:li>"
-        "<rdf:li>version=1</rdf:li><rdf:li>access=public</rdf:li></rdf:Bag></dc:subject>"
-    )
+def bag(*items: str) -> str:
+    return "<dc:subject><rdf:Bag>" + "".join(f"<rdf:li>{item}</rdf:li>" for item in items) + "</rdf:Bag></dc:subject>"
+
+
+@pytest.mark.parametrize(
+    ("keywords", "description"),
+    [
+        ("doc_id=memo; version=1; access=public",
+         "<pdf:Keywords>doc_id=memo; version=1; access=public</pdf:Keywords>"
+         + bag("doc_id=memo", "version=1", "access=public")),
+        # Acrobat copies /Keywords into dc:subject split at commas too: a copy, not a second value of tags
+        ("doc_id=memo; version=1; tags=a, b; access=public",
+         bag("doc_id=memo", "version=1", "tags=a", "b", "access=public")),
+    ],
+    ids=["same-text", "acrobat-split"],
+)  # fmt: skip
+def test_xmp_keywords_agreeing_with_keywords_and_ordinary_subjects_are_fine(tmp_path, keywords, description):
     data = pdf_with_xmp(description, keywords=keywords, subject="Hyphenation patterns for LaTeX (HO)")
     corpus = corpus_with(tmp_path, "memo.pdf", data)
     assert validate_problems(corpus) == (0, [])

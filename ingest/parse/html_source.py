@@ -89,7 +89,11 @@ def _why_no_charset(data: bytes, declared: str | None) -> str:
     """Why no charset was used to read a page that is not UTF-8: none declared, one declared too late
     (after the bytes where a declaration is looked for), or one that cannot be used."""
     if declared:
-        if declared.lower().replace("_", "-").startswith(("utf-16", "utf-32")):
+        try:
+            wide = codecs.lookup(declared).name.startswith(("utf-16", "utf-32"))
+        except LookupError:
+            wide = False
+        if wide:
             return f", and its declared charset {declared!r} is ignored without a byte order mark (as browsers do)"
         return f", and its declared charset {declared!r} is not one that can be read"
     late = EncodingDetector.find_declared_encoding(data, is_html=True, search_entire_document=True)

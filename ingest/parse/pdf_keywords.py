@@ -37,7 +37,11 @@ def read_keyword_fields(fields: dict[str, Any], reader: PdfReader) -> None:
     sources = [(INFO_KEYWORDS, keywords)] if isinstance(keywords, str) else []
     described = [("/Subject", fields["subject"])] if isinstance(fields.get("subject"), str) else []
     for where, text in _xmp_texts(reader):
-        (described if where.endswith("dc:description") else sources).append((where, text))
+        if where.endswith("dc:description"):
+            described.append((where, text))
+        elif not (isinstance(keywords, str) and _words(text) == _words(keywords)):
+            # (a copy of /Keywords says nothing more: Acrobat splits "tags=a, b" into items "tags=a" and "b")
+            sources.append((where, text))
     read_from: dict[str, str] = {}  # name (as written, lower-cased) -> the keyword source it was read from
     for where, text in sources:
         for part in text.split(";"):
@@ -48,6 +52,10 @@ def read_keyword_fields(fields: dict[str, Any], reader: PdfReader) -> None:
                 _refuse_named_field(part, where)
     for where, text in described:
         _refuse_named_field(text, where)
+
+
+def _words(text: str) -> list[str]:
+    return [word for word in (part.strip() for part in re.split(r"[;,\n]", text)) if word]
 
 
 def _read_pair(fields: dict[str, Any], name: str, value: str, where: str, read_from: dict[str, str]) -> None:
