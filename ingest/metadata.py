@@ -433,6 +433,8 @@ def declared_visibility(
         for fields in (file_fields, inventory_fields or {}):
             given = fold_field_names(fields).get(name, []) if isinstance(fields, Mapping) else []
             values.update(_declared_text(value) for _, value in given if value is not None)
+            if fields is file_fields and any(value is None for _, value in given):
+                values.add("" if name == "access" else default)  # `access:` given empty: no label, never the default
         declared.append((name, tuple(sorted(values)) if values else (default,)))
     return tuple(declared)
 

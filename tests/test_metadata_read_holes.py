@@ -336,3 +336,13 @@ def test_parse_shows_each_field_under_its_name_as_read(tmp_path):
     lines = done.stdout.splitlines()
     assert "  effective_to: 2020-01-01  (written 'effective-to')" in lines, done.stdout
     assert "  access: staff" in lines and not any(line.startswith("  effective-to") for line in lines)
+
+
+def test_a_stored_version_is_withdrawn_when_its_file_empties_its_access(tmp_path, store_args):
+    # the folder no longer says who may read it: the stored public version must not outlive that
+    corpus = corpus_with(tmp_path, "memo.md", f"---\n{FRONT}access: public\n---\ncrownjewel memo\n")
+    first = ingest_cli("run", corpus, "--json", *store_args)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert search_hits(store_args, "crownjewel", "public") == {"memo"}
+    (corpus / "documents" / "memo.md").write_text(f"---\n{FRONT}access:\n---\ncrownjewel memo, edited\n")
+    refused_on_run(corpus, store_args, "memo.md", "access: is empty (null) in the file but inventory.yaml has")
