@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 
 from ingest.model import ParsedDocument, UnreadableFile
 from ingest.parse._common import (
@@ -64,6 +65,9 @@ MAX_BOLD_HEADING_CHARS = 100
 
 
 _BULLET = re.compile(rf"(?:{_MARKER.pattern})\s+\S")
+
+
+_BULLET_FIRST = "•●▪■◦‣∙·*-–"  # what _MARKER's symbols start with; its numbers start with a digit (\d: isdecimal)
 
 
 _SENTENCE_END = ".!?:;"
@@ -152,17 +156,23 @@ def _read_pages_and_outline(document: pdfium.PdfDocument, data: bytes) -> tuple[
         pages: list[list[Line]] = []
         memo = DocumentMemo()  # one document's fonts, looked at once
         tags = TagHeadings(document, data)  # a tagged PDF's headings, read while each page is open
+        # pdfium's page and text page handles, not pypdfium2's PdfPage and PdfTextPage: their
+        # finalizers and parent bookkeeping cost more than a small page's text (pages are closed here)
         for index in range(len(document)):
-            page = document[index]
+            page = pdfium_c.FPDF_LoadPage(document.raw, index)
+            if not page:
+                raise pdfium.PdfiumError("Failed to load page.")
             try:
-                textpage = page.get_textpage()
+                textpage = pdfium_c.FPDFText_LoadPage(page)
+                if not textpage:
+                    raise pdfium.PdfiumError("Failed to load text page.")
                 try:
                     pages.append(_page_lines(textpage, index + 1, memo))
                     tags.read_page(page, textpage, index + 1)
                 finally:
-                    textpage.close()
+                    pdfium_c.FPDFText_ClosePage(textpage)
             finally:
-                page.close()
+                pdfium_c.FPDF_ClosePage(page)
         return pages, document_headings(_outline(document), tags.entries)
     except pdfium.PdfiumError as exc:
         raise UnreadableFile(f"PDF text cannot be read: {exc}") from None
@@ -179,9 +189,13 @@ class _Style:
 
 def _document_style(lines: Sequence[Line]) -> _Style:
     body_size = _body_size(lines)
-    prose = [line for line in lines if not line.mono]
-    bold_chars = sum(len(line.text) for line in prose if line.bold)
-    body_bold = bold_chars * 2 > sum(len(line.text) for line in prose)
+    prose_chars = bold_chars = 0  # (one pass over the lines, not three)
+    for line in lines:
+        if not line.mono:
+            prose_chars += len(line.text)
+            if line.bold:
+                bold_chars += len(line.text)
+    body_bold = bold_chars * 2 > prose_chars
     style = _Style(body_size, body_bold, {})
     # (_heading_style's first test, inlined: most lines are neither larger nor bold)
     larger = max(body_size + HEADING_SIZE_STEP, body_size * 1.1)
@@ -231,7 +245,8 @@ def _kind(line: Line, style: _Style) -> str:
         return "heading"
     if len(line.cells) > 1:
         return "table"
-    if _BULLET.match(line.text):
+    first = line.text[:1]  # (a marker's first character, looked at before the regular expression)
+    if first and (first in _BULLET_FIRST or first.isdecimal()) and _BULLET.match(line.text):
         return "item"
     return "text"
 
@@ -330,7 +345,9 @@ class _OutlineIndex:
         return forms, self.prefixes_of[page]
 
 
-def _title_heading(lines: Sequence[Line], found: dict[int, tuple[int, int]]) -> dict[int, tuple[int, int]]:
+def _title_heading(
+    lines: Sequence[Line], found: dict[int, tuple[int, int]], body_size: float
+) -> dict[int, tuple[int, int]]:
     """The document's title (LaTeX's \\maketitle, a cover's title) as a level-1 heading, when the
     headings come from the outline or the tags, which do not list it: the largest lines of the
     first page above the first heading found, set larger than every heading and the body, and
@@ -344,7 +361,7 @@ def _title_heading(lines: Sequence[Line], found: dict[int, tuple[int, int]]) -> 
     if not before:
         return {}
     size = max(line.size for line in before)
-    if size <= largest_heading or size < _body_size(lines) * 1.2:
+    if size <= largest_heading or size < body_size * 1.2:
         return {}
     start = next(index for index, line in enumerate(before) if line.size == size)
     count = 1
@@ -402,7 +419,7 @@ def _drafts(
     # A document whose outline is mostly found takes its headings from the outline only.
     font_headings = len(from_outline) < OUTLINE_FOUND_SHARE * len(outline) if outline else True
     if from_outline:
-        from_outline.update(_title_heading(lines, from_outline))
+        from_outline.update(_title_heading(lines, from_outline, style.body_size))
     group: list[Line] = []
     group_kind = ""
     index = 0
