@@ -18,6 +18,7 @@ from pypdf.xmp import DC_NAMESPACE, RDF_NAMESPACE
 from ingest.field_names import field_name as field_name_of
 from ingest.model import UnreadableFile
 from ingest.parse.pdf_info_check import check_against_pdfium, trailer_info_problem
+from ingest.parse.pdf_xref import FastXrefReader
 
 _KEYWORD_FIELD = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=\s*([^;]*)")
 
@@ -93,7 +94,7 @@ _MAX_TRAILERS = 32
 
 def _open_reader(data: bytes) -> PdfReader:
     try:
-        reader = PdfReader(io.BytesIO(data), strict=False)
+        reader = FastXrefReader(io.BytesIO(data), strict=False)
         encrypted = reader.is_encrypted
     except Exception:  # noqa: BLE001 - pypdf raises many kinds of errors on damaged files
         raise UnreadableFile("not a PDF") from None

@@ -35,6 +35,7 @@ from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject, NumberO
 
 from ingest.parse._common import collapse_spaces, strip_controls
 from ingest.parse.pdf_lines import MAX_OUTLINE_ENTRIES, OutlineEntry
+from ingest.parse.pdf_xref import FastXrefReader
 
 MAX_TAG_DEPTH = 100  # structure elements nested deeper than this are not looked at
 
@@ -122,7 +123,7 @@ def _tree_headings(data: bytes) -> dict[int, list[_TaggedHeading]]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return _TreeWalk(PdfReader(io.BytesIO(data), strict=False)).headings()
+            return _TreeWalk(FastXrefReader(io.BytesIO(data), strict=False)).headings()
     except Exception:  # noqa: BLE001 - a damaged tree gives no headings; the fonts still do
         return {}
 
