@@ -185,6 +185,7 @@ class _Style:
     body_size: float
     body_bold: bool
     heading_levels: dict[tuple[float, bool], int]
+    hyphens_kept: bool = True  # some line ends in a hyphen the joining keeps (most documents: none)
 
 
 def _document_style(lines: Sequence[Line]) -> _Style:
@@ -207,7 +208,8 @@ def _document_style(lines: Sequence[Line]) -> _Style:
         },
         key=lambda key: (-key[0], not key[1]),
     )
-    return _Style(body_size, body_bold, {key: min(rank + 1, 6) for rank, key in enumerate(heading_styles)})
+    levels = {key: min(rank + 1, 6) for rank, key in enumerate(heading_styles)}
+    return _Style(body_size, body_bold, levels, any(line.keep_hyphen for line in lines))
 
 
 def _larger(line: Line, style: _Style) -> bool:
@@ -430,7 +432,7 @@ def _drafts(
                 yield _draft(group_kind, group, style)
                 group, group_kind = [], ""
             level, count = from_outline[index]
-            text, marks = _joined(list(lines[index : index + count]))
+            text, marks = _joined(list(lines[index : index + count]), style.hyphens_kept)
             yield Draft("heading", text, level=level, page_marks=marks)
             index += count
             continue
@@ -506,21 +508,21 @@ def _last_line_of_sentence(previous: Line, line: Line) -> bool:
 
 def _draft(kind: str, lines: list[Line], style: _Style) -> Draft:
     if kind == "heading":
-        text, marks = _joined(lines)
+        text, marks = _joined(lines, style.hyphens_kept)
         return Draft("heading", text, level=style.heading_levels[(lines[0].size, lines[0].bold)], page_marks=marks)
     if kind == "table" and len(lines) > 1:
         return _rows_draft("table", [_row(line) for line in _without_repeated_header(lines)])
     if kind == "list":
-        return _rows_draft("list", [_joined(item) for item in _items(lines)])
-    text, marks = _joined(lines)
+        return _rows_draft("list", [_joined(item, style.hyphens_kept) for item in _items(lines)])
+    text, marks = _joined(lines, style.hyphens_kept)
     return Draft("paragraph", text, page_marks=marks)
 
 
-def _joined(lines: list[Line]) -> tuple[str, tuple[tuple[int, int], ...]]:
-    """Lines joined as one paragraph, with the offset at which each page's part starts."""
-    text, starts = join_line_offsets(
-        [line.text for line in lines], kept_hyphens={i for i, line in enumerate(lines) if line.keep_hyphen}
-    )
+def _joined(lines: list[Line], hyphens_kept: bool = True) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """Lines joined as one paragraph, with the offset at which each page's part starts (``hyphens_kept``
+    False: no line of the document keeps its line-end hyphen, none is looked for)."""
+    kept = {i for i, line in enumerate(lines) if line.keep_hyphen} if hyphens_kept and len(lines) > 1 else ()
+    text, starts = join_line_offsets([line.text for line in lines], kept_hyphens=kept)
     marks: list[tuple[int, int]] = []
     for line, start in zip(lines, starts, strict=True):
         if not marks or marks[-1][1] != line.page:
