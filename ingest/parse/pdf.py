@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 
 from ingest.model import ParsedDocument, UnreadableFile
 from ingest.parse._common import (
@@ -64,6 +65,9 @@ MAX_BOLD_HEADING_CHARS = 100
 
 
 _BULLET = re.compile(rf"(?:{_MARKER.pattern})\s+\S")
+
+
+_BULLET_FIRST = "•●▪■◦‣∙·*-–"  # what _MARKER's symbols start with; its numbers start with a digit (\d: isdecimal)
 
 
 _SENTENCE_END = ".!?:;"
@@ -152,17 +156,23 @@ def _read_pages_and_outline(document: pdfium.PdfDocument, data: bytes) -> tuple[
         pages: list[list[Line]] = []
         memo = DocumentMemo()  # one document's fonts, looked at once
         tags = TagHeadings(document, data)  # a tagged PDF's headings, read while each page is open
+        # pdfium's page and text page handles, not pypdfium2's PdfPage and PdfTextPage: their
+        # finalizers and parent bookkeeping cost more than a small page's text (pages are closed here)
         for index in range(len(document)):
-            page = document[index]
+            page = pdfium_c.FPDF_LoadPage(document.raw, index)
+            if not page:
+                raise pdfium.PdfiumError("Failed to load page.")
             try:
-                textpage = page.get_textpage()
+                textpage = pdfium_c.FPDFText_LoadPage(page)
+                if not textpage:
+                    raise pdfium.PdfiumError("Failed to load text page.")
                 try:
                     pages.append(_page_lines(textpage, index + 1, memo))
                     tags.read_page(page, textpage, index + 1)
                 finally:
-                    textpage.close()
+                    pdfium_c.FPDFText_ClosePage(textpage)
             finally:
-                page.close()
+                pdfium_c.FPDF_ClosePage(page)
         return pages, document_headings(_outline(document), tags.entries)
     except pdfium.PdfiumError as exc:
         raise UnreadableFile(f"PDF text cannot be read: {exc}") from None
@@ -175,13 +185,18 @@ class _Style:
     body_size: float
     body_bold: bool
     heading_levels: dict[tuple[float, bool], int]
+    hyphens_kept: bool = True  # some line ends in a hyphen the joining keeps (most documents: none)
 
 
 def _document_style(lines: Sequence[Line]) -> _Style:
     body_size = _body_size(lines)
-    prose = [line for line in lines if not line.mono]
-    bold_chars = sum(len(line.text) for line in prose if line.bold)
-    body_bold = bold_chars * 2 > sum(len(line.text) for line in prose)
+    prose_chars = bold_chars = 0  # (one pass over the lines, not three)
+    for line in lines:
+        if not line.mono:
+            prose_chars += len(line.text)
+            if line.bold:
+                bold_chars += len(line.text)
+    body_bold = bold_chars * 2 > prose_chars
     style = _Style(body_size, body_bold, {})
     # (_heading_style's first test, inlined: most lines are neither larger nor bold)
     larger = max(body_size + HEADING_SIZE_STEP, body_size * 1.1)
@@ -193,7 +208,8 @@ def _document_style(lines: Sequence[Line]) -> _Style:
         },
         key=lambda key: (-key[0], not key[1]),
     )
-    return _Style(body_size, body_bold, {key: min(rank + 1, 6) for rank, key in enumerate(heading_styles)})
+    levels = {key: min(rank + 1, 6) for rank, key in enumerate(heading_styles)}
+    return _Style(body_size, body_bold, levels, any(line.keep_hyphen for line in lines))
 
 
 def _larger(line: Line, style: _Style) -> bool:
@@ -231,7 +247,8 @@ def _kind(line: Line, style: _Style) -> str:
         return "heading"
     if len(line.cells) > 1:
         return "table"
-    if _BULLET.match(line.text):
+    first = line.text[:1]  # (a marker's first character, looked at before the regular expression)
+    if first and (first in _BULLET_FIRST or first.isdecimal()) and _BULLET.match(line.text):
         return "item"
     return "text"
 
@@ -330,7 +347,9 @@ class _OutlineIndex:
         return forms, self.prefixes_of[page]
 
 
-def _title_heading(lines: Sequence[Line], found: dict[int, tuple[int, int]]) -> dict[int, tuple[int, int]]:
+def _title_heading(
+    lines: Sequence[Line], found: dict[int, tuple[int, int]], body_size: float
+) -> dict[int, tuple[int, int]]:
     """The document's title (LaTeX's \\maketitle, a cover's title) as a level-1 heading, when the
     headings come from the outline or the tags, which do not list it: the largest lines of the
     first page above the first heading found, set larger than every heading and the body, and
@@ -344,7 +363,7 @@ def _title_heading(lines: Sequence[Line], found: dict[int, tuple[int, int]]) -> 
     if not before:
         return {}
     size = max(line.size for line in before)
-    if size <= largest_heading or size < _body_size(lines) * 1.2:
+    if size <= largest_heading or size < body_size * 1.2:
         return {}
     start = next(index for index, line in enumerate(before) if line.size == size)
     count = 1
@@ -402,7 +421,7 @@ def _drafts(
     # A document whose outline is mostly found takes its headings from the outline only.
     font_headings = len(from_outline) < OUTLINE_FOUND_SHARE * len(outline) if outline else True
     if from_outline:
-        from_outline.update(_title_heading(lines, from_outline))
+        from_outline.update(_title_heading(lines, from_outline, style.body_size))
     group: list[Line] = []
     group_kind = ""
     index = 0
@@ -413,7 +432,7 @@ def _drafts(
                 yield _draft(group_kind, group, style)
                 group, group_kind = [], ""
             level, count = from_outline[index]
-            text, marks = _joined(list(lines[index : index + count]))
+            text, marks = _joined(list(lines[index : index + count]), style.hyphens_kept)
             yield Draft("heading", text, level=level, page_marks=marks)
             index += count
             continue
@@ -489,21 +508,21 @@ def _last_line_of_sentence(previous: Line, line: Line) -> bool:
 
 def _draft(kind: str, lines: list[Line], style: _Style) -> Draft:
     if kind == "heading":
-        text, marks = _joined(lines)
+        text, marks = _joined(lines, style.hyphens_kept)
         return Draft("heading", text, level=style.heading_levels[(lines[0].size, lines[0].bold)], page_marks=marks)
     if kind == "table" and len(lines) > 1:
         return _rows_draft("table", [_row(line) for line in _without_repeated_header(lines)])
     if kind == "list":
-        return _rows_draft("list", [_joined(item) for item in _items(lines)])
-    text, marks = _joined(lines)
+        return _rows_draft("list", [_joined(item, style.hyphens_kept) for item in _items(lines)])
+    text, marks = _joined(lines, style.hyphens_kept)
     return Draft("paragraph", text, page_marks=marks)
 
 
-def _joined(lines: list[Line]) -> tuple[str, tuple[tuple[int, int], ...]]:
-    """Lines joined as one paragraph, with the offset at which each page's part starts."""
-    text, starts = join_line_offsets(
-        [line.text for line in lines], kept_hyphens={i for i, line in enumerate(lines) if line.keep_hyphen}
-    )
+def _joined(lines: list[Line], hyphens_kept: bool = True) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """Lines joined as one paragraph, with the offset at which each page's part starts (``hyphens_kept``
+    False: no line of the document keeps its line-end hyphen, none is looked for)."""
+    kept = {i for i, line in enumerate(lines) if line.keep_hyphen} if hyphens_kept and len(lines) > 1 else ()
+    text, starts = join_line_offsets([line.text for line in lines], kept_hyphens=kept)
     marks: list[tuple[int, int]] = []
     for line, start in zip(lines, starts, strict=True):
         if not marks or marks[-1][1] != line.page:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+from codecs import decode
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -116,12 +117,14 @@ def _unchecked(function: Any, restype: Any) -> Any:
     each argument through pypdfium2's declared types costs more than pdfium's own work (about
     half of each call). Callers pass exactly the C types: the text page pointer pypdfium2 gives,
     Python ints for C ints and ``ctypes.byref`` of ctypes values for the output pointers.
+    The GIL stays held over the call (PYFUNCTYPE): these queries take well under a microsecond
+    and never call back into Python; letting it go and taking it back cost about 15 % of a call.
     """
     address = ctypes.cast(function, ctypes.c_void_p).value
     if not address:
         raise ImportError(f"pdfium has no {function.__name__}")
     # a prototype without argument types: each argument goes as it is (ints as C ints)
-    return ctypes.CFUNCTYPE(restype)(address)
+    return ctypes.PYFUNCTYPE(restype)(address)
 
 
 _GET_FONT_SIZE = _unchecked(pdfium_c.FPDFText_GetFontSize, ctypes.c_double)
@@ -135,31 +138,36 @@ _GET_CHAR_BOX = _unchecked(pdfium_c.FPDFText_GetCharBox, ctypes.c_int)
 _IS_GENERATED = _unchecked(pdfium_c.FPDFText_IsGenerated, ctypes.c_int)
 _GET_UNICODE = _unchecked(pdfium_c.FPDFText_GetUnicode, ctypes.c_uint)
 _GET_TEXT = _unchecked(pdfium_c.FPDFText_GetText, ctypes.c_int)
+_COUNT_CHARS = _unchecked(pdfium_c.FPDFText_CountChars, ctypes.c_int)
+_TEXT_INDEX = _unchecked(pdfium_c.FPDFText_GetTextIndexFromCharIndex, ctypes.c_int)
 
 
-def _page_chars(textpage: pdfium.PdfTextPage) -> str:
-    """The page's characters, one per pdfium char index (generated spaces and breaks included).
+def _page_chars(raw: Any) -> str:
+    """The characters of the text page ``raw`` (an FPDF_TEXTPAGE), one per pdfium char index
+    (generated spaces and breaks included).
 
     pdfium gives a character outside the Basic Multilingual Plane (math italic 𝑥) as two
     char indices, a UTF-16 surrogate pair: the pair becomes the character at the first
     index and a NUL (dropped with the other controls) at the second, so indices stay aligned.
     """
-    count = textpage.count_chars()
+    count = _COUNT_CHARS(raw)
+    if count == -1:
+        raise pdfium.PdfiumError("Failed to get character count.")
     if count <= 0:
         return ""
-    text: str = textpage.get_text_range(0, count)
+    text = _text_range(raw, count)
     if len(text) == count:
         return text
     # pdfium's UTF-16 units, one per char index unless it excluded or inserted characters
     buffer = (ctypes.c_uint16 * (count + 1))()
-    written = _GET_TEXT(textpage.raw, 0, count, ctypes.byref(buffer)) - 1  # without the closing NUL
+    written = _GET_TEXT(raw, 0, count, ctypes.byref(buffer)) - 1  # without the closing NUL
     if written == count:
         # one unit per char index: the pairs are joined by decoding, then split again; the
         # text marks a line-end hyphen U+FFFE where the character itself is U+0002
         units = bytes(buffer)[: 2 * count].decode("utf-16-le", "surrogatepass").replace("\ufffe", "\x02")
         return _WIDE_OR_LONE_SURROGATE.sub(_aligned, units)
     # pdfium left characters out of the text (controls): ask for each one, keeping indices aligned
-    raw, get_unicode = textpage.raw, _GET_UNICODE
+    get_unicode = _GET_UNICODE
     codes = [get_unicode(raw, index) for index in range(count)]
     chars: list[str] = []
     index = 0
@@ -173,6 +181,25 @@ def _page_chars(textpage: pdfium.PdfTextPage) -> str:
         chars.append(_safe_char(code))
         index += 1
     return "".join(chars)
+
+
+def _text_range(raw: Any, count: int) -> str:
+    """pypdfium2's ``PdfTextPage.get_text_range(0, count)``, made from the handle: the text of the
+    chars from the first to the last one pdfium does not leave out of its text (pdfium may read
+    past a range whose end it leaves out: crbug.com/pdfium/2079)."""
+    start, end = 0, count - 1
+    while start <= end and (text_start := _TEXT_INDEX(raw, start)) == -1:
+        start += 1
+    while start <= end and (text_end := _TEXT_INDEX(raw, end)) == -1:
+        end -= 1
+    if start > end:
+        return ""
+    size = text_end + 2 - text_start  # with the closing NUL
+    buffer = (ctypes.c_ushort * size)()
+    written = _GET_TEXT(raw, start, end + 1 - start, ctypes.byref(buffer))
+    if written > size:
+        raise AssertionError(f"Buffer too small: {size} vs {written}")
+    return decode(memoryview(buffer)[: written - 1], "utf-16-le", errors="ignore")
 
 
 _WIDE_OR_LONE_SURROGATE = re.compile("[\U00010000-\U0010ffff\ud800-\udfff]")
@@ -256,13 +283,14 @@ def _line_texts(chars: str) -> Iterator[tuple[int, str, str, list[str] | None]]:
 # one by one only when two objects lie a cell gap apart (table cells, "1 Introduction" in most
 # generators); a line whose objects follow each other closely is prose, and skipping the measuring
 # saves most of pdfium's calls. A line without a word gap is one cell however its objects lie: not asked.
-def _page_lines(textpage: pdfium.PdfTextPage, page: int, memo: DocumentMemo) -> list[Line]:
-    """The page's lines: each one's text, first character's baseline origin, size and font, and
-    where its text objects lie a cell gap apart, its cells (see above)."""
-    chars = _page_chars(textpage)
+def _page_lines(raw: Any, page: int, memo: DocumentMemo) -> list[Line]:
+    """The lines of the text page ``raw`` (an FPDF_TEXTPAGE): each one's text, first character's
+    baseline origin, size and font, and where its text objects lie a cell gap apart, its cells
+    (see above)."""
+    chars = _page_chars(raw)
     if not chars or chars.isspace():
         return []
-    raw, out, fonts, rounded = textpage.raw, _Outputs(), memo.fonts, memo.rounded
+    out, fonts, rounded = _Outputs(), memo.fonts, memo.rounded
     # pdfium's calls, output values and helpers bound to locals: this loop runs for every line
     get_font_size, get_matrix, count_rects = _GET_FONT_SIZE, _GET_MATRIX, _COUNT_RECTS
     get_char_origin, get_font_info = _GET_CHAR_ORIGIN, _GET_FONT_INFO
@@ -284,11 +312,12 @@ def _page_lines(textpage: pdfium.PdfTextPage, page: int, memo: DocumentMemo) -> 
             if rects > 1 and _wide_gap_between_rects(out, raw, rects, size):
                 cells = _cells(out, raw, stripped, first, text, size, words)
         get_char_origin(raw, first, left_ref, bottom_ref)
-        x, y = rounded.get(left.value), rounded.get(bottom.value)
+        left_value, bottom_value = left.value, bottom.value  # (each .value makes a new float)
+        x, y = rounded.get(left_value), rounded.get(bottom_value)
         if x is None:
-            x = rounded[left.value] = round(left.value, 1)
+            x = rounded[left_value] = round(left_value, 1)
         if y is None:
-            y = rounded[bottom.value] = round(bottom.value, 1)
+            y = rounded[bottom_value] = round(bottom_value, 1)
         # (bold, monospace) of the first character's font: a font's name and flags identify it
         font = (name.value, flags.value) if get_font_info(raw, first, name_ref, 256, flags_ref) > 0 else (b"", 0)
         bold, mono = fonts.get(font) or _font_style(raw, first, font, fonts)

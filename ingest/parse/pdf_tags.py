@@ -86,8 +86,8 @@ class TagHeadings:
         self._by_page: dict[int, list[_TaggedHeading]] | None = None
         self.entries: list[OutlineEntry] = []
 
-    def read_page(self, page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, number: int) -> None:
-        """The headings whose content is on this (open) page."""
+    def read_page(self, page: Any, textpage: Any, number: int) -> None:
+        """The headings whose content is on this (open) page: its pdfium FPDF_PAGE and FPDF_TEXTPAGE handles."""
         if self._by_page is None:
             if not self._tagged:
                 # No /MarkInfo: a structure tree still counts when the first page has content in it.
@@ -107,8 +107,8 @@ class TagHeadings:
                 self.entries.append(OutlineEntry(title, heading.level, number))
 
 
-def _page_has_structure(page: pdfium.PdfPage) -> bool:
-    tree = pdfium_c.FPDF_StructTree_GetForPage(page.raw)
+def _page_has_structure(page: Any) -> bool:
+    tree = pdfium_c.FPDF_StructTree_GetForPage(page)
     if not tree:
         return False
     try:
@@ -228,7 +228,7 @@ def _resolved(value: Any) -> Any:
     return value.get_object() if isinstance(value, IndirectObject) else value
 
 
-def _marked_texts(page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, wanted: set[int]) -> dict[int, str]:
+def _marked_texts(page: Any, textpage: Any, wanted: set[int]) -> dict[int, str]:
     """The text of the page's objects marked with each wanted MCID, in content order.
 
     Generators number marked content in content order, so each MCID is looked for by
@@ -260,8 +260,8 @@ def _marked_texts(page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, wanted: se
 class _PageObjects:
     """A page's top-level objects and their MCIDs, each asked of pdfium once."""
 
-    def __init__(self, page: pdfium.PdfPage) -> None:
-        self.raw = page.raw
+    def __init__(self, page: Any) -> None:
+        self.raw = page
         self.count = min(max(int(pdfium_c.FPDFPage_CountObjects(self.raw)), 0), MAX_PAGE_OBJECTS)
         self._objects: dict[int, Any] = {}
         self._mcids: dict[int, int] = {}
@@ -301,7 +301,7 @@ class _PageObjects:
         return None
 
 
-def _scanned_texts(objects: _PageObjects, textpage: pdfium.PdfTextPage, wanted: set[int]) -> dict[int, list[str]]:
+def _scanned_texts(objects: _PageObjects, textpage: Any, wanted: set[int]) -> dict[int, list[str]]:
     """The texts of the wanted MCIDs, object by object; done once every one was seen and left behind."""
     texts: dict[int, list[str]] = {}
     pending = set(wanted)
@@ -326,7 +326,7 @@ def _add_text(
     obj: Any,
     kind: int,
     mcid: int,
-    textpage: pdfium.PdfTextPage,
+    textpage: Any,
     wanted: set[int],
     texts: dict[int, list[str]],
     depth: int,
@@ -344,12 +344,12 @@ def _add_text(
                 _add_text(inner, pdfium_c.FPDFPageObj_GetType(inner), own, textpage, wanted, texts, depth + 1)
 
 
-def _object_text(obj: object, textpage: pdfium.PdfTextPage) -> str:
-    length = pdfium_c.FPDFTextObj_GetText(obj, textpage.raw, None, 0)
+def _object_text(obj: object, textpage: Any) -> str:
+    length = pdfium_c.FPDFTextObj_GetText(obj, textpage, None, 0)
     if length <= 2:
         return ""
     buffer = ctypes.create_string_buffer(length)
-    pdfium_c.FPDFTextObj_GetText(obj, textpage.raw, ctypes.cast(buffer, ctypes.POINTER(ctypes.c_ushort)), length)
+    pdfium_c.FPDFTextObj_GetText(obj, textpage, ctypes.cast(buffer, ctypes.POINTER(ctypes.c_ushort)), length)
     return buffer.raw[: length - 2].decode("utf-16-le", "replace")
 
 
