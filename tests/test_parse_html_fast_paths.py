@@ -131,3 +131,30 @@ def test_the_hidden_elements_found_are_all_the_hidden_elements(page: str) -> Non
     body = tree if body is None else body
     every = {node for node in body.iter() if _name(node) and _hidden(node)}
     assert _hidden_elements(source, body) == every
+
+
+DECLARATIONS = st.sampled_from(
+    [
+        b"\xfe\xff",
+        b"\xff\xfe",
+        b"\xef\xbb\xbf",
+        b"\x00\x00",
+        b"<?xml version='1.0' encoding='iso-8859-1'?>",
+        b'<?xml encoding="">',
+        b"<META HTTP-EQUIV=content-type CONTENT='text/html; charset=Windows-1252'>",
+        b"<meta charset=>",
+        b" " * 1100,
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(PIECES, DECLARATIONS, st.binary(max_size=4)), max_size=12))
+def test_byte_order_mark_and_declared_charset_are_read_as_beautifulsoup_reads_them(pieces: list[str | bytes]) -> None:
+    from bs4.dammit import EncodingDetector
+
+    from ingest.parse.html_source import _declared_encoding, _strip_byte_order_mark
+
+    data = b"".join(p if isinstance(p, bytes) else p.encode("latin-1", "replace") for p in pieces)
+    assert _strip_byte_order_mark(data) == EncodingDetector.strip_byte_order_mark(data)
+    assert _declared_encoding(data) == EncodingDetector.find_declared_encoding(data, is_html=True)
