@@ -374,7 +374,9 @@ def bench_corpus(name: str, root: Path, url_template: str, work: Path, summary: 
     try:
         def write():
             report = store.write_chunks(iter(chunks))
-            store.refresh()
+            refresh = getattr(store, "refresh", None)  # Elasticsearch only: SQLite's writes are visible once committed
+            if refresh is not None:
+                refresh()
             return report
 
         wrote = measure(write)
