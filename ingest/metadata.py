@@ -515,8 +515,17 @@ def cross_document_problems(
 
 
 def path_as_read(key: str) -> str:
+    """A path as a person (and every path resolver) reads it: NFC, "/" for "\\", without empty and "."
+    segments, each ".." taking back the folder before it ("sub/../a.md" is "a.md"; one above documents/
+    stays, and names no file)."""
     path = unicodedata.normalize("NFC", key.strip()).replace("\\", "/")
-    return "/".join(part for part in path.split("/") if part not in ("", "."))
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part == ".." and parts and parts[-1] != "..":
+            parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/".join(parts)
 
 
 def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict[str, Any]], list[str]]:
@@ -542,7 +551,7 @@ def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict[s
     entries: dict[str, dict[str, Any]] = {}
     problems: list[str] = []
     # A file is looked up by its key stripped of surrounding whitespace: two keys naming one file that
-    # way ("a.txt" and "a.txt\u00a0"), or as a person reads a path (NFC/NFD, "./a.txt", "sub\\a.txt"),
+    # way ("a.txt" and "a.txt\u00a0"), or as a person reads a path (NFC/NFD, "./a.txt", "sub\\a.txt", "s/../a.txt"),
     # are that file given twice, never the later one picked.
     same_file: dict[str, list[str]] = defaultdict(list)
     for key in data:
