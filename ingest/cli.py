@@ -307,6 +307,8 @@ def search(
     started = time.perf_counter()
     with store_command(flags, as_json) as (config, connection):
         day = day_of(as_of)
+        if doc_id == "":  # an unset variable ("--doc-id $ID"), never every document
+            raise CommandError(USAGE, "--doc-id '' is not a doc_id (leave --doc-id out to search every document)")
         index = Index(open_store(config, create=False), connection)
         try:
             index.store.check()
