@@ -41,7 +41,7 @@ KNOWN_FIELDS = (
 STATUSES = ("current", "superseded")
 SLUG = re.compile(r"[a-z0-9][a-z0-9._-]*")
 SLUG_TEXT = "[a-z0-9][a-z0-9._-]*"
-SUPERSEDED_BY = re.compile(r"(?P<doc_id>[a-z0-9][a-z0-9._-]*)@(?P<version>\S.*)")
+SUPERSEDED_BY = re.compile(r"(?P<doc_id>[a-z0-9][a-z0-9._-]*)@(?P<version>[^\s|@]+)")
 ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 INVENTORY = "inventory.yaml"
 MAX_INVENTORY_NODES = 100_000  # expanded YAML nodes; more is an alias bomb, not an inventory
@@ -142,6 +142,7 @@ MAX_LENGTH = {"doc_id": 200, "version": 100, "superseded_by": 301, "access": 100
 
 
 IDENTIFIERS = ("doc_id", "version")  # matched exactly by `ingest chunks --version`, chunk IDs, superseded_by
+KEYWORDS = (*IDENTIFIERS, "access", "status", "superseded_by")  # never stripped: any space around one is wrong
 
 
 def _invisible(text: str) -> str | None:
@@ -165,8 +166,9 @@ def normalise(field: str, value: Any, settings: Settings) -> Any:
         return _Invalid(f"given {len(value)} times: {show(value)}")
     if field in ("effective_from", "effective_to"):
         return _as_date(value)
-    # doc_id and version are kept exactly as given: stripping "abc\n" would index a guessed value.
-    text = value if field in IDENTIFIERS and isinstance(value, str) else _as_text(value)
+    # Keywords are kept exactly as given: stripping "abc\n" or "staff\u00a0" would index a guessed value
+    # (a label with a space or no-break space around it is an unknown label, as "Staff" is).
+    text = value if field in KEYWORDS and isinstance(value, str) else _as_text(value)
     if text is not None and UNPRINTABLE.search(text):
         # Newlines, NUL, bell or bidi overrides would break one-line output and can spoof it.
         return _Invalid(f"contains control or bidi-override characters: {show(value)}")
@@ -248,10 +250,11 @@ def _field(
 
 # Bump when what counts as valid metadata changes (or how a format's fields are read): a run's scan
 # memo then re-checks every file instead of reusing the last run's verdicts.
-RULES_VERSION = "5"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
+RULES_VERSION = "7"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
 # fields kept as written, merge keys refused, misplaced front matter refused, same-file inventory keys;
 # 5: names NFKC + case-folded, fields after a '...' end marker or hidden behind a blank-looking first
-# line refused, /Keywords "access: staff" refused
+# line refused, /Keywords "access: staff" refused; (6: another branch); 7: access, status and
+# superseded_by never stripped ("staff\u00a0" is an unknown label), inventory keys with ".." resolved
 
 
 def _case_variants(source: str, folded: Mapping[str, list[tuple[str, Any]]]) -> list[str]:
