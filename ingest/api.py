@@ -40,7 +40,7 @@ TODAY = "today"
 def parse_as_of(value: str | None) -> date | None:
     """None or "today" → today; "any" (or "all", "none") → no date filter; else a YYYY-MM-DD date, and
     no other ISO form: which day "20260101" or "2026-W01-1" means is never guessed (ValueError)."""
-    text = TODAY if value is None else value.strip().lower()
+    text = TODAY if value is None else value.lower()  # " 2026-01-01 " is not guessed at either
     if text == TODAY:
         return date.today()
     if text in ("any", "all", "none"):
@@ -137,6 +137,8 @@ def check_search_arguments(query: object, role: object, top: object, doc_id: obj
             raise TypeError(f"{name} must be a string, not {type(value).__name__}: {value!r}")
     if doc_id is not None and not isinstance(doc_id, str):
         raise TypeError(f"doc_id must be one doc_id string or None, not {type(doc_id).__name__}: {doc_id!r}")
+    if doc_id == "":  # an unset variable ("--doc-id $ID"), never "every document" (that is None)
+        raise ValueError("doc_id must be a doc_id, not an empty string (None: every document)")
     if isinstance(top, bool) or not isinstance(top, int):
         raise TypeError(f"top must be an integer from 1 to {MAX_TOP}, not {type(top).__name__}: {top!r}")
     if not 1 <= top <= MAX_TOP:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from ingest import __version__, api, junit
+from ingest import __version__, api, cli_options, junit
 from ingest.api import Index, QueryTooLarge, RunOptions, check_query, read_folder_ahead, run_pipeline
 from ingest.cli_options import (
     CORPUS_ENV,
@@ -307,6 +307,7 @@ def search(
     started = time.perf_counter()
     with store_command(flags, as_json) as (config, connection):
         day = day_of(as_of)
+        cli_options.check_doc_id_option(doc_id)
         index = Index(open_store(config, create=False), connection)
         try:
             index.store.check()

@@ -437,6 +437,12 @@ def corpus_dir(corpus: Path) -> Path:
     return corpus
 
 
+def check_doc_id_option(doc_id: str | None) -> None:
+    """``--doc-id ''`` (an unset variable, ``--doc-id "$ID"``) is a usage error, never every document."""
+    if doc_id == "":
+        raise CommandError(USAGE, "--doc-id '' is not a doc_id (leave --doc-id out to search every document)")
+
+
 def day_of(value: str | None) -> date | None:
     from ingest.api import parse_as_of
 

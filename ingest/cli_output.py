@@ -73,9 +73,9 @@ class ReaderMayLeave:
 
 def emit_json(data: Any) -> None:
     text = json.dumps(data, ensure_ascii=False, default=_json_default)
-    # A file name that is not UTF-8 reaches us with lone surrogates (surrogateescape): written as
-    # \udcXX escapes, the JSON stays valid and json.loads + os.fsencode give back the exact bytes.
-    text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    # A file name that is not UTF-8 reaches us with lone surrogates (surrogateescape), which strict
+    # UTF-8 JSON cannot carry: each byte is spelled \xff, as in the name's problem line and plain output.
+    text = _LONE_SURROGATE.sub(lambda m: "\\" + _escaped(m.group()), text)
     sys.stdout.write(text + "\n")
 
 

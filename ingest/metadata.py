@@ -41,7 +41,7 @@ KNOWN_FIELDS = (
 STATUSES = ("current", "superseded")
 SLUG = re.compile(r"[a-z0-9][a-z0-9._-]*")
 SLUG_TEXT = "[a-z0-9][a-z0-9._-]*"
-SUPERSEDED_BY = re.compile(r"(?P<doc_id>[a-z0-9][a-z0-9._-]*)@(?P<version>\S.*)")
+SUPERSEDED_BY = re.compile(r"(?P<doc_id>[a-z0-9][a-z0-9._-]*)@(?P<version>[^\s|@]+)")
 ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 INVENTORY = "inventory.yaml"
 MAX_INVENTORY_NODES = 100_000  # expanded YAML nodes; more is an alias bomb, not an inventory
@@ -142,6 +142,7 @@ MAX_LENGTH = {"doc_id": 200, "version": 100, "superseded_by": 301, "access": 100
 
 
 IDENTIFIERS = ("doc_id", "version")  # matched exactly by `ingest chunks --version`, chunk IDs, superseded_by
+KEYWORDS = (*IDENTIFIERS, "access", "status", "superseded_by")  # never stripped: any space around one is wrong
 
 
 def _invisible(text: str) -> str | None:
@@ -165,8 +166,9 @@ def normalise(field: str, value: Any, settings: Settings) -> Any:
         return _Invalid(f"given {len(value)} times: {show(value)}")
     if field in ("effective_from", "effective_to"):
         return _as_date(value)
-    # doc_id and version are kept exactly as given: stripping "abc\n" would index a guessed value.
-    text = value if field in IDENTIFIERS and isinstance(value, str) else _as_text(value)
+    # Keywords are kept exactly as given: stripping "abc\n" or "staff\u00a0" would index a guessed value
+    # (a label with a space or no-break space around it is an unknown label, as "Staff" is).
+    text = value if field in KEYWORDS and isinstance(value, str) else _as_text(value)
     if text is not None and UNPRINTABLE.search(text):
         # Newlines, NUL, bell or bidi overrides would break one-line output and can spoof it.
         return _Invalid(f"contains control or bidi-override characters: {show(value)}")
@@ -276,11 +278,13 @@ def _empty_blocks_a_fill(
 
 # Bump when what counts as valid metadata changes (or how a format's fields are read): a run's scan
 # memo then re-checks every file instead of reusing the last run's verdicts.
-RULES_VERSION = "6"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
+RULES_VERSION = "8"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
 # fields kept as written, merge keys refused, misplaced front matter refused, same-file inventory keys;
 # 5: names NFKC + case-folded, fields after a '...' end marker or hidden behind a blank-looking first
 # line refused, /Keywords "access: staff" refused; 6: a field given empty is never filled, HTML <meta>
-# after </html> or with a repeated name/content refused, XMP keywords read, /Subject naming a field refused
+# after </html> or with a repeated name/content refused, XMP keywords read, /Subject naming a field refused;
+# 7: access, status and superseded_by never stripped ("staff\u00a0" is an unknown label), inventory keys
+# with ".." resolved; 8: /Keywords items with unseen characters or no sign, charsets browsers do not read
 
 
 def _case_variants(source: str, folded: Mapping[str, list[tuple[str, Any]]]) -> list[str]:
@@ -481,8 +485,17 @@ def found_key(file_fields: Any, inventory_fields: Mapping[str, Any] | None) -> s
 
 
 def path_as_read(key: str) -> str:
+    """A path as a person (and every path resolver) reads it: NFC, "/" for "\\", without empty and "."
+    segments, each ".." taking back the folder before it ("sub/../a.md" is "a.md"; one above documents/
+    stays, and names no file)."""
     path = unicodedata.normalize("NFC", key.strip()).replace("\\", "/")
-    return "/".join(part for part in path.split("/") if part not in ("", "."))
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part == ".." and parts and parts[-1] != "..":
+            parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/".join(parts)
 
 
 def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict[str, Any]], list[str]]:
@@ -508,7 +521,7 @@ def read_inventory(text: str, origin: str = INVENTORY) -> tuple[dict[str, dict[s
     entries: dict[str, dict[str, Any]] = {}
     problems: list[str] = []
     # A file is looked up by its key stripped of surrounding whitespace: two keys naming one file that
-    # way ("a.txt" and "a.txt\u00a0"), or as a person reads a path (NFC/NFD, "./a.txt", "sub\\a.txt"),
+    # way ("a.txt" and "a.txt\u00a0"), or as a person reads a path (NFC/NFD, "./a.txt", "sub\\a.txt", "s/../a.txt"),
     # are that file given twice, never the later one picked.
     same_file: dict[str, list[str]] = defaultdict(list)
     for key in data:

@@ -413,6 +413,7 @@ def _withdraw_if_visibility_changed(plan: Plan, doc: ScannedDocument, old: Docum
         f"{doc.source}: {fields} in the folder: the stored version {old.version} is withdrawn (never kept "
         "readable under its old access or dates); it stays out until the file has a new version, its indexed "
         "text again, or a run passes --accept-edits",
+        source=doc.source,  # the file that withdraws it (renamed: the old path is a removal, not a rejection)
     )
 
 

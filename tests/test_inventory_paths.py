@@ -42,3 +42,33 @@ def test_a_file_that_disagrees_with_the_entry_naming_it_in_another_form_is_rejec
     problems = " ".join(p for record in json.loads(done.stdout)["problems"] for p in record["problems"])
     assert "access" in problems and "inventory.yaml" in problems and "names no file" not in problems, problems
     assert search_hits(store_args, "narwhal espresso margins", "public") == {"open"}
+
+
+def test_a_key_with_dotdot_naming_another_keys_file_is_that_file_given_twice(tmp_path, store_args):
+    documents = tmp_path / "corpus" / "documents"
+    (documents / "sub").mkdir(parents=True)
+    (documents / "a.md").write_text(DOC.format(doc_id="a", access=""), encoding="utf-8")
+    (documents / "sub" / "other.md").write_text(DOC.format(doc_id="other", access="access: public\n"), encoding="utf-8")
+    (tmp_path / "corpus" / "inventory.yaml").write_text(
+        "a.md: {access: public}\nsub/../a.md: {access: staff}\n", encoding="utf-8"
+    )
+
+    done = ingest_cli("run", tmp_path / "corpus", *store_args)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "inventory.yaml: a.md: given 2 times, as 'a.md' and 'sub/../a.md'" in done.stdout + done.stderr
+    assert "names no file" not in done.stdout + done.stderr
+
+
+def test_a_key_with_dotdot_names_the_file_it_resolves_to(tmp_path, store_args):
+    documents = tmp_path / "corpus" / "documents"
+    (documents / "sub").mkdir(parents=True)
+    (documents / "a.md").write_text(DOC.format(doc_id="a", access=""), encoding="utf-8")
+    (documents / "sub" / "other.md").write_text(DOC.format(doc_id="other", access="access: public\n"), encoding="utf-8")
+    (tmp_path / "corpus" / "inventory.yaml").write_text(
+        "sub/../a.md: {access: staff}\n../outside.md: {access: public}\n", encoding="utf-8"
+    )
+
+    done = ingest_cli("run", tmp_path / "corpus", *store_args)
+    assert "inventory.yaml: ../outside.md: names no file under documents/" in done.stdout + done.stderr
+    assert search_hits(store_args, "narwhal espresso margins", "public") == {"other"}
+    assert search_hits(store_args, "narwhal espresso margins", "staff") == {"a", "other"}

@@ -450,3 +450,23 @@ def test_read_inventory_allows_modest_anchors():
 )
 def test_values_that_would_break_ids_output_or_elasticsearch_are_refused(field, value, problem):
     assert problems_of(dict(GOOD, **{field: value})) == [f"{SRC}: {problem}"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("access", "staff\u00a0", "access: unknown access label 'staff\\xa0' (labels: public, partner, staff)"),
+        ("access", "\u3000public", "access: unknown access label '\\u3000public' (labels: public, partner, staff)"),
+        ("access", " public", "access: unknown access label ' public' (labels: public, partner, staff)"),
+        ("status", "current\u00a0", "status: unknown status 'current\\xa0'"),
+        ("superseded_by", "warranty-policy@4\u2003", "superseded_by: not doc_id@version: 'warranty-policy@4\\u2003'"),
+        ("doc_id", "warranty-policy\u00a0", "doc_id: not a slug"),
+        ("version", "5\u00a0", "version: contains a space or an invisible character (U+00A0 NO-BREAK SPACE)"),
+    ],
+)
+def test_a_keyword_with_whitespace_around_it_is_a_problem_never_stripped(field, value, message):
+    fields = {**GOOD, field: value}
+    if field == "superseded_by":
+        fields["status"] = "superseded"
+    problems = problems_of(fields)
+    assert any(p.startswith(f"{SRC}: {message}") for p in problems), problems

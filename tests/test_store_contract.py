@@ -192,3 +192,25 @@ class StoreContract:
             DocKey("margins", "2"),
             DocKey("warranty", "5"),
         ]
+
+    def test_a_narrowed_role_stops_reading_once_access_is_reconciled(self, store):
+        """[roles] narrowed after a run: both stores report the difference (layout --check, verify),
+        the reconcile (layout, every run) repairs it, and the role's searches no longer find the label."""
+        from ingest.api import Index
+        from ingest.pipeline import roles_record
+        from ingest.settings import Settings
+
+        fill(store, corpus_docs())
+        store.set_meta(roles_record(Settings()))  # as a run records the roles it followed
+        store.reconcile_access({"public": PUBLIC, "partner": PARTNER, "staff": STAFF})
+        query = "X40 engine margin discount percent"
+        assert "dealer-terms" in ids(Index(store).search(query, role="partner", as_of=None, top=10))
+        narrowed = {"public": PUBLIC, "partner": PUBLIC, "staff": STAFF}
+        assert store.reconcile_access(narrowed, check=True) != []  # reported, nothing changed
+        assert "dealer-terms" in ids(Index(store).search(query, role="partner", as_of=None, top=10))
+        changes = store.reconcile_access(narrowed)
+        assert any("'partner'" in line for line in changes)
+        assert store.reconcile_access(narrowed, check=True) == []
+        partner = ids(Index(store).search(query, role="partner", as_of=None, top=10))
+        assert "dealer-terms" not in partner and "margins" not in partner
+        assert "dealer-terms" in ids(Index(store).search(query, role="staff", as_of=None, top=10))

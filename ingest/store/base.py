@@ -145,6 +145,47 @@ class Counts(TypedDict):
 Meta = dict[str, str]
 
 
+def role_map_changes(
+    recorded: Mapping[str, Sequence[str]], roles: Mapping[str, Sequence[str]], *, check: bool
+) -> list[str]:
+    """How a stored role map (role -> the labels a search of that role reads) differs from ``roles``
+    ([roles]): one line per role added or removed and per label a role gains or loses, worded as a
+    difference (``check``) or as the change made. SQLite keeps its roles this way; Elasticsearch's
+    role aliases are compared label index by label index (layout_rules.alias_plan) in the same words."""
+    changes: list[str] = []
+    for role in sorted({*recorded, *roles}):
+        if role not in roles:
+            changes.append(
+                f"role {role!r} of the store is not in [roles]"
+                if check
+                else f"removed role {role!r} from the store (not in [roles])"
+            )
+            continue
+        had = list(recorded.get(role, ()))
+        if role not in recorded:
+            listed = ", ".join(map(repr, roles[role])) or "no label"
+            changes.append(
+                f"role {role!r} is not in the store ([roles] lets it read {listed})"
+                if check
+                else f"added role {role!r} to the store (reads {listed})"
+            )
+            continue
+        for label in (label for label in had if label not in roles[role]):
+            why = f"[roles] does not let {role!r} read {label!r}"
+            changes.append(
+                f"role {role!r} reads {label!r} in the store ({why})"
+                if check
+                else f"role {role!r} no longer reads {label!r} ({why})"
+            )
+        for label in (label for label in roles[role] if label not in had):
+            changes.append(
+                f"role {role!r} cannot read {label!r} in the store ([roles] lets it)"
+                if check
+                else f"role {role!r} now reads {label!r} ([roles] lets it)"
+            )
+    return changes
+
+
 def lookup_prefix(id_or_prefix: str) -> str:
     """The chunk-ID lookup key for a full ID or a prefix of MIN_PREFIX+ hex characters
     (:func:`ingest.model.chunk_id_prefix`); anything else is ChunkNotFound."""

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.model import Chunk, DocKey, DocumentRecord, Hit
-from ingest.settings import DEFAULT_LANGUAGE
+from ingest.settings import DEFAULT_LANGUAGE, Settings, roles_from_meta
 from ingest.store.base import (
     EXACT_TOKEN,
     FIELD_WEIGHTS,
@@ -48,6 +48,7 @@ from ingest.store.base import (
     WriteReport,
     lookup_prefix,
     poll_until,
+    role_map_changes,
 )
 from ingest.store.records import record_of
 
@@ -280,8 +281,18 @@ class SQLiteStore(SearchEntry):
     def reconcile_access(
         self, roles: Mapping[str, Sequence[str]] | None = None, *, check: bool = False, full: bool = False
     ) -> list[str]:
-        """Nothing to reconcile: access is filtered per query from the chunks' labels."""
-        return []
+        """The store's role map (``roles`` in its meta: the labels a search of each role reads, as
+        Elasticsearch's role aliases) made to match ``roles``; one line per change (``check``: per
+        difference, nothing changed). A store with no document yet has nothing to follow; without
+        ``roles`` (no settings given) there is nothing to compare with."""
+        if roles is None or not self.path.exists() or not self._read("SELECT 1 FROM documents LIMIT 1"):
+            return []
+        meta = self.get_meta()
+        recorded = roles_from_meta(meta, Settings())
+        changes = role_map_changes(recorded, roles, check=check)
+        if changes and not check:
+            self.set_meta({"roles": json.dumps({role: list(labels) for role, labels in roles.items()})})
+        return changes
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:

@@ -33,6 +33,10 @@ def check_names(prefix: str, settings: Settings) -> None:
                     f"{kind} {name!r} cannot name an Elasticsearch index or alias: "
                     "use lowercase letters, digits, '.', '_' and '-'"
                 )
+    if prefix[:1] and NAME_PART.match("a" + prefix[1:]) and not NAME_PART.match(prefix):
+        raise SettingsError(
+            f"index prefix {prefix!r}: must start with a lowercase letter or a digit, not {prefix[0]!r}"
+        )
     if not NAME_PART.match(prefix):
         raise SettingsError(f"index prefix {prefix!r}: use lowercase letters, digits, '.', '_' and '-'")
     # Index names are at most 255 bytes: the longest is {prefix}-chunks_{label}_{build}.
