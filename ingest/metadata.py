@@ -276,11 +276,13 @@ def _empty_blocks_a_fill(
 
 # Bump when what counts as valid metadata changes (or how a format's fields are read): a run's scan
 # memo then re-checks every file instead of reusing the last run's verdicts.
-RULES_VERSION = "6"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
+RULES_VERSION = "8"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
 # fields kept as written, merge keys refused, misplaced front matter refused, same-file inventory keys;
 # 5: names NFKC + case-folded, fields after a '...' end marker or hidden behind a blank-looking first
 # line refused, /Keywords "access: staff" refused; 6: a field given empty is never filled, HTML <meta>
-# after </html> or with a repeated name/content refused, XMP keywords read, /Subject naming a field refused
+# after </html> or with a repeated name/content refused, XMP keywords read, /Subject naming a field refused;
+# 8: a keyword item naming a field behind unseen characters (access\u200b=) or as "access staff" refused,
+# an HTML charset label browsers do not read by (cp037) refused
 
 
 def _case_variants(source: str, folded: Mapping[str, list[tuple[str, Any]]]) -> list[str]:
