@@ -75,3 +75,29 @@ def test_a_charset_label_browsers_read_by_or_ignore_is_read(label):
 
     page = f'<html><head><meta charset="{label}"><title>T</title></head><body><p>Salary bands.</p></body></html>'
     assert "Salary bands." in parse_bytes(page.encode("ascii"), "page.html").text
+
+
+# --- HTML: a second main region ------------------------------------------------------------------------
+
+HEAD = '<html><head><title>T</title><meta name="doc_id" content="p"><meta name="version" content="1"></head><body>'
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["<main><h1>Overview</h1><p>Alpha words.</p></main><main><h1>Refunds</h1><p>Refunds in 14 days.</p></main>",
+     '<div role="main"><p>Alpha words.</p></div><main><h1>Refunds</h1><p>Refunds in 14 days.</p></main>'],
+    ids=["two-main", "role-main-and-main"],
+)  # fmt: skip
+def test_every_main_region_of_a_page_is_kept_in_order(body):
+    from ingest.parse import parse_bytes
+
+    text = parse_bytes(f"{HEAD}<nav><p>Menu</p></nav>{body}</body></html>".encode(), "page.html").text
+    assert "Alpha words." in text and "Refunds in 14 days." in text, text
+    assert text.index("Alpha words.") < text.index("Refunds in 14 days.") and "Menu" not in text, text
+
+
+def test_one_main_with_a_role_main_inside_is_still_the_content():
+    from ingest.parse import parse_bytes
+
+    page = f'{HEAD}<header><p>Site name</p></header><main><div role="main"><p>Body text.</p></div></main></body>'
+    assert parse_bytes(page.encode(), "page.html").text.strip() == "Body text."
