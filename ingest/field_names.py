@@ -61,3 +61,10 @@ def near_miss_problems(where: str, fields: Mapping[str, Any], known: Collection[
                 f"{where}: {name}: unknown field, a near-spelling of {near!r} (write {near!r}; nothing was guessed)"
             )
     return found
+
+
+def named_field(name: str, known: Collection[str]) -> str | None:
+    """The known field ``name`` is (folded) or is a near-spelling of, else None: what every source
+    refuses when a name it does not read as a field names one anyway."""
+    folded = field_name(name)
+    return folded if folded in known else _near_miss(folded, known)

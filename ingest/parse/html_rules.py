@@ -383,7 +383,8 @@ def _content_root(body: Element, page: _Page) -> Element | None:
     """The element holding the page's main content, or None for the whole body.
 
     In order: ``main`` or ``[role=main]``; the only ``article``; Sphinx's ``div.body``,
-    then ``div.document``. A candidate that is hidden, inside furniture, or holds less than
+    then ``div.document``. Two shown main regions, neither inside the other, make the choice ambiguous:
+    the whole body, so that none is dropped. A candidate that is hidden, inside furniture, or holds less than
     a quarter of the body's text (a page whose ``main`` is a banner) is passed over.
     """
     found: list[list[Element]] = [[], [], [], []]
@@ -399,6 +400,9 @@ def _content_root(body: Element, page: _Page) -> Element | None:
                 found[2].append(node)
             elif "document" in classes:
                 found[3].append(node)
+    mains = [node for node in found[0] if _shown(node, body, page)]
+    if len([node for node in mains if not any(other in mains for other in node.iterancestors())]) > 1:
+        return None  # two main regions side by side (two <main>, [role=main] and <main>): all of the body
     body_chars = 0
     for rank, nodes in enumerate(found):
         if not nodes or (rank == 1 and len(nodes) > 1):

@@ -7,6 +7,7 @@ import codecs
 import re
 
 import lxml.etree
+import webencodings
 from bs4.dammit import EncodingDetector
 
 from ingest.model import UnreadableFile
@@ -103,11 +104,27 @@ def _why_no_charset(data: bytes, declared: str | None) -> str:
 
 
 def _usable_encoding(declared: str | None) -> str | None:
-    """A declared charset Python knows; UTF-16/32 declared without a BOM is ignored (as browsers do)."""
+    """A declared charset Python knows; UTF-16/32 declared without a BOM is ignored (as browsers do).
+    A label Python reads by that is not one of the WHATWG Encoding Standard's (``cp037``, ``utf-7``), or
+    is one of its "replacement" labels, is refused: a browser reads that page otherwise than the label
+    says. One neither knows is ignored by both (the page is read as UTF-8, strictly)."""
     if not declared:
         return None
     try:
         name = codecs.lookup(declared).name
     except LookupError:
         return None
-    return None if name.startswith(("utf-16", "utf-32")) else name
+    if name.startswith(("utf-16", "utf-32")):
+        return None
+    _refuse_unread_label(declared)
+    return name
+
+
+def _refuse_unread_label(declared: str) -> None:
+    whatwg = webencodings.lookup(declared)
+    if whatwg is None or whatwg.name == "replacement":
+        what = "an encoding label of" if whatwg is None else "decoded (it is a 'replacement' label) by"
+        raise UnreadableFile(
+            f"declared charset {declared!r} is not {what} the WHATWG Encoding Standard, so browsers do not read "
+            "the page by it (nothing was guessed): declare a charset browsers read, such as utf-8"
+        )

@@ -18,11 +18,18 @@ from typing import Any
 from pypdf import PdfReader
 from pypdf.xmp import DC_NAMESPACE, PDF_NAMESPACE, RDF_NAMESPACE
 
-from ingest.field_names import field_name
+from ingest.field_names import field_name, named_field
 from ingest.model import UnreadableFile
 
 _KEYWORD_FIELD = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=\s*([^;]*)")
 _NAMED_IN_KEYWORDS = re.compile(r"[\"']?([^\W\d][\w-]*)[\"']?\s*[:=]")
+# a name before its sign in one comma- or line-separated piece of an item: "acc ess=staff", "x, access: staff"
+_NAME_BEFORE_SIGN = re.compile(r"(?:^|[,\n])\s*[\"']?([^,\n:=]*?)[\"']?\s*[:=]")
+# a piece of an item that starts with a word and goes on after a space: "access staff"
+_WORD_THEN_VALUE = re.compile(r"(?:^|[,\n])\s*([^\W\d][\w-]*)\s+\S")
+# what does not show in a name (format such as U+200B/U+2060/U+00AD, combining, control, private-use,
+# unassigned; line ends and tabs kept), as in front-matter keys; removed before a name is compared with the fields
+_UNSEEN = frozenset({"Cf", "Cc", "Co", "Cn", "Mn", "Me"})
 
 INFO_KEYWORDS = "/Keywords"
 
@@ -49,7 +56,7 @@ def read_keyword_fields(fields: dict[str, Any], reader: PdfReader) -> None:
             if match and match.group(2).strip():
                 _read_pair(fields, match.group(1).lower(), match.group(2).strip(), where, read_from)
             else:  # an item not read as a field must not name one
-                _refuse_named_field(part, where)
+                _refuse_named_field(part, where, keywords=True)
     for where, text in described:
         _refuse_named_field(text, where)
 
@@ -70,22 +77,42 @@ def _read_pair(fields: dict[str, Any], name: str, value: str, where: str, read_f
     read_from.setdefault(name, where)
 
 
-def _refuse_named_field(text: str, where: str) -> None:
+def _refuse_named_field(text: str, where: str, keywords: bool = False) -> None:
     """Text not read as a field that names one (``access: staff``, ``foo, access=staff``, a full-width
-    sign, one per line; in /Subject any form) is refused, never dropped as an ordinary word."""
+    sign, one per line, ``access\u200b=staff``, ``acc ess=staff``; in a keyword item also ``access staff``;
+    in /Subject any form) is refused, never dropped as an ordinary word."""
     from ingest.metadata import KNOWN_FIELDS, show
 
-    for match in _NAMED_IN_KEYWORDS.finditer(unicodedata.normalize("NFKC", text)):
-        name = field_name(match.group(1))
-        if name in KNOWN_FIELDS:
-            how = (
-                f"no field is read from it: write {name}=value; in /Keywords (nothing was guessed)"
-                if where == "/Subject" or where.endswith("dc:description")
-                else f"write {name}=value; (key=value pairs separated by ';'; nothing was guessed)"
-            )
-            raise UnreadableFile(
-                f"PDF metadata: {where} names {match.group(1)!r} in a form not read ({show(text.strip())}): {how}"
-            )
+    named = _named_field(text, keywords)
+    if named is not None:
+        name = named_field(named, KNOWN_FIELDS)
+        how = (
+            f"no field is read from it: write {name}=value; in /Keywords (nothing was guessed)"
+            if where == "/Subject" or where.endswith("dc:description")
+            else f"write {name}=value; (key=value pairs separated by ';'; nothing was guessed)"
+        )
+        raise UnreadableFile(f"PDF metadata: {where} names {named!r} in a form not read ({show(text.strip())}): {how}")
+
+
+def _named_field(text: str, keywords: bool) -> str | None:
+    """The name (as written, less what does not show) of a field that ``text`` names: a word just before
+    ``:`` or ``=``, or a piece before one that is or nearly is a field once unseen characters are
+    removed (the front-matter rule); in a keyword item also a field's name followed by a value."""
+    from ingest.metadata import KNOWN_FIELDS
+
+    seen = "".join(
+        c for c in unicodedata.normalize("NFKC", text) if c in "\n\t" or unicodedata.category(c) not in _UNSEEN
+    )
+    for match in _NAMED_IN_KEYWORDS.finditer(seen):
+        if field_name(match.group(1)) in KNOWN_FIELDS:
+            return match.group(1)
+    for match in _NAME_BEFORE_SIGN.finditer(seen):
+        if match.group(1).strip() and named_field(match.group(1).strip(), KNOWN_FIELDS):
+            return match.group(1).strip()
+    for match in _WORD_THEN_VALUE.finditer(seen) if keywords else ():
+        if field_name(match.group(1)) in KNOWN_FIELDS:
+            return match.group(1)
+    return None
 
 
 def _xmp_texts(reader: PdfReader) -> Iterator[tuple[str, str]]:
