@@ -30,6 +30,15 @@ def test_a_keywords_item_naming_a_field_with_unseen_characters_rejects_the_pdf(t
     assert shown in problems[0] and "write access=value;" in problems[0], problems
 
 
+@pytest.mark.parametrize("item", ["effective_to 2020-01-01", "version 2", "status superseded"])
+def test_a_keywords_item_giving_a_field_a_value_without_a_sign_rejects_the_pdf(tmp_path, item):
+    corpus = corpus_with(tmp_path, "memo.pdf", pdf_with_xmp("", keywords=f"doc_id=memo; access=public; {item};"))
+    code, problems = validate_problems(corpus)
+    name = item.split()[0]
+    assert code == 1 and f"/Keywords names {name!r} in a form not read" in problems[0], problems
+    assert f"write {name}=value;" in problems[0], problems
+
+
 def test_an_xmp_keyword_naming_a_field_with_a_zero_width_space_rejects_the_pdf(tmp_path, store_args):
     data = pdf_with_xmp("<pdf:Keywords>doc_id=memo; version=1; access\u200b=staff</pdf:Keywords>")
     corpus = corpus_with(tmp_path, "memo.pdf", data)
@@ -39,7 +48,8 @@ def test_an_xmp_keyword_naming_a_field_with_a_zero_width_space_rejects_the_pdf(t
 @pytest.mark.parametrize(
     "keywords",
     ["TeX, LaTeX, pdfTeX, LuaTeX, XeTeX, internationalization, localization", "Texdoc, TeX Live, manual",
-     "LaTeX PSNFSS PostScript fonts", "key=value parser; tag; title", "control of access, versions"],
+     "LaTeX PSNFSS PostScript fonts", "key=value parser; tag; title", "control of access, versions",
+     "access control; status report; version control; title page", "access control lists, effective date"],
 )  # fmt: skip
 def test_ordinary_keywords_stay_keywords(tmp_path, keywords):
     data = pdf_with_xmp("", keywords=f"doc_id=memo; version=1; access=public; {keywords}")

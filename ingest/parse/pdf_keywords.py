@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pypdf import PdfReader
@@ -25,8 +25,20 @@ _KEYWORD_FIELD = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=\s*([^;]*)")
 _NAMED_IN_KEYWORDS = re.compile(r"[\"']?([^\W\d][\w-]*)[\"']?\s*[:=]")
 # a name before its sign in one comma- or line-separated piece of an item: "acc ess=staff", "x, access: staff"
 _NAME_BEFORE_SIGN = re.compile(r"(?:^|[,\n])\s*[\"']?([^,\n:=]*?)[\"']?\s*[:=]")
-# a piece of an item that starts with a word and goes on after a space: "access staff"
-_WORD_THEN_VALUE = re.compile(r"(?:^|[,\n])\s*([^\W\d][\w-]*)\s+\S")
+# a piece of an item that is a word and one more token: "access staff", "effective_to 2020-01-01"
+_WORD_THEN_VALUE = re.compile(r"(?:^|[,\n])\s*([^\W\d][\w-]*)\s+([^\s,;]+)\s*(?=$|[,\n])")
+# the tokens that make such a piece read as a field's value rather than a phrase: "access control",
+# "status report" and "version control" are ordinary keywords, "access staff" and "version 2" are not
+_DEFAULT_LABELS = frozenset({"public", "partner", "staff"})
+_VALUE_SHAPED: dict[str, Callable[[str], bool]] = {
+    "access": lambda token: token.casefold() in _DEFAULT_LABELS,
+    "status": lambda token: token.casefold() in {"current", "superseded"},
+    "superseded_by": lambda token: "@" in token,
+    "version": lambda token: any(c.isdigit() for c in token),
+    "effective_from": lambda token: token[:1].isdigit(),
+    "effective_to": lambda token: token[:1].isdigit(),
+    "doc_id": lambda token: True,
+}
 # what does not show in a name (format such as U+200B/U+2060/U+00AD, combining, control, private-use,
 # unassigned; line ends and tabs kept), as in front-matter keys; removed before a name is compared with the fields
 _UNSEEN = frozenset({"Cf", "Cc", "Co", "Cn", "Mn", "Me"})
@@ -110,7 +122,8 @@ def _named_field(text: str, keywords: bool) -> str | None:
         if match.group(1).strip() and named_field(match.group(1).strip(), KNOWN_FIELDS):
             return match.group(1).strip()
     for match in _WORD_THEN_VALUE.finditer(seen) if keywords else ():
-        if field_name(match.group(1)) in KNOWN_FIELDS:
+        shaped = _VALUE_SHAPED.get(field_name(match.group(1)))
+        if shaped is not None and shaped(match.group(2)):
             return match.group(1)
     return None
 
