@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest import file_check
-from ingest import pipeline
+from ingest import file_check, pipeline
 from ingest.settings import load_settings
 from ingest.store.sqlite import SQLiteStore
 from tests.corpus_builder import make_corpus, write_doc
