@@ -4,19 +4,24 @@ Each file is read once (its bytes give both the SHA-256 and the parse); a file w
 inventory and settings are the ones the last run recorded (a ``ScanMemo``) is only hashed. A file that
 cannot be read or resolved is rejected with every reason; the others go on. Checks between documents
 (duplicates, overlapping versions, dangling ``superseded_by``) run last, over those that passed their own.
+One file's check (read, parse, metadata, limits) is :mod:`ingest.file_check`; here, the scan over
+every file: the listing, the memo, the parser processes and the checks between documents.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import os
 from collections.abc import Callable, Collection, Generator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any
 
+from ingest.file_check import Accepted as Accepted
+from ingest.file_check import Rejected as Rejected
+from ingest.file_check import Scanned as Scanned
+from ingest.file_check import check_file, died_on, listed_format
 from ingest.folder_ahead import FolderAhead as FolderAhead
 from ingest.inventory_file import (
     bad_inventory,
@@ -34,44 +39,20 @@ from ingest.listing import list_documents as list_documents
 from ingest.listing import read_document as read_document
 from ingest.listing import relative_source
 from ingest.listing import shown as shown
-from ingest.metadata import (
-    INVENTORY,
-    RULES_VERSION,
-    Visibility,
-    declared_visibility,
-    entry_visibility,
-    found_doc_id,
-    found_key,
-    resolve_metadata,
-    visibility_of,
-)
+from ingest.metadata import INVENTORY, RULES_VERSION, Visibility, visibility_of
 from ingest.metadata_cross import cross_document_problems
 from ingest.model import (
     FORMATS,
     DocumentMeta,
     DocumentProblems,
-    FileTooLarge,
-    ParsedDocument,
     ScannedDocument,
-    SourceDocument,
     UnparsedDocument,
     UnreadableFile,
     made,
 )
-from ingest.parse import PARSER_VERSION, SUFFIXES, format_of, parse_bytes, read_metadata
+from ingest.parse import PARSER_VERSION
 from ingest.settings import ChunkSettings, Settings
-from ingest.workers import (
-    WORKER_OUT_OF_MEMORY,
-    WorkerPool,
-    default_memory_limit,
-    die_with,
-    limit_memory,
-    results_in_order,
-)
-
-if TYPE_CHECKING:  # only annotations: chunking is imported where a file is checked
-    from ingest.chunk import ChunkLimitExceeded
-    from ingest.model import Chunk
+from ingest.workers import WorkerPool, default_memory_limit, die_with, limit_memory, results_in_order
 
 
 @dataclass(frozen=True)
@@ -152,44 +133,12 @@ WINDOW_PER_WORKER = 2  # tasks in flight per worker: one parsing, one waiting (a
 WORKERS_MAX = 8
 
 
-# the "sha256" of a file over the size limit, never read: no stored version's (see _checked)
-OVER_SIZE_LIMIT = "(over the size limit: not read)"
-
 PARSER_TIMEOUT_S = 600.0  # per file in a parser process; the largest real PDFs take seconds
 
 
 def default_workers() -> int:
     """One parser process per core, at most WORKERS_MAX."""
     return min(os.cpu_count() or 1, WORKERS_MAX)
-
-
-@dataclass(frozen=True)
-class Accepted:
-    """A file whose metadata is valid on its own (cross-document checks come later)."""
-
-    source: str
-    document: ScannedDocument
-    defaulted: bool = False  # its access came from settings.access_default
-    # chunked where it was parsed (``scan_corpus(chunking=…)``; the document then comes without its
-    # body): its chunks, or why the chunker refused it; None when not chunked there
-    chunks: list[Chunk] | ChunkLimitExceeded | None = None
-
-
-@dataclass(frozen=True)
-class Rejected:
-    """A file that cannot be taken, with every reason."""
-
-    source: str
-    problems: DocumentProblems
-    key: str | None = None  # doc_id@version a rejected file declares
-    sha256: str = ""  # of the bytes that were rejected ("" when they could not be read)
-    visibility: Visibility | None = None  # access, dates and status it declares; None: unreadable
-    # refused by the parser's environment (its time limit, its memory cap, its process dying, an
-    # unexpected parser error), not by the file: never remembered in the scan memo, so the next run reads the file again
-    transient: bool = False
-
-
-Scanned: TypeAlias = Accepted | Rejected
 
 
 @dataclass(frozen=True)
@@ -232,14 +181,14 @@ def _check_files(
     has_pdf = any(path.suffix.lower() == ".pdf" for path in paths)
     if not has_pdf and (workers < 2 or heavy < PARALLEL_MIN_FILES):
         for path in paths:
-            yield _check_file(path, root, inventory, settings, skip_body, chunking)
+            yield check_file(path, root, inventory, settings, skip_body, chunking)
         return
     processes = max(workers, 1) if heavy >= PARALLEL_MIN_FILES else 1
     if memory_limit is None:
         memory_limit = default_memory_limit(processes)
     pool = WorkerPool(
         task=_check_group,
-        on_death=functools.partial(_died_on, root, inventory),
+        on_death=functools.partial(died_on, root, inventory),
         workers=processes,
         group=GROUP_FILES,
         # A bounded window of files in flight: parsed documents never pile up ahead of the caller
@@ -274,137 +223,10 @@ def _init_worker(
     limit_memory(memory_limit)
 
 
-def _died_on(root: Path, inventory: Mapping[str, Mapping[str, Any]], path: Path, reason: str) -> Scanned:
-    """The rejection of a file whose parser died, ran out of memory or ran past its time limit."""
-    source = path.relative_to(root).as_posix()
-    entry = inventory.get(path.relative_to(root / DOCUMENTS).as_posix())
-    sha256 = ""
-    with contextlib.suppress(OSError, UnreadableFile):
-        sha256 = hashlib.sha256(read_document(path)).hexdigest()
-    return replace(_rejected(source, {}, entry, [f"{source}: unreadable file: {reason}"], sha256), transient=True)
-
-
 def _check_group(paths: list[Path]) -> list[Scanned]:
     assert _worker_args is not None, "worker not initialised"
     root, inventory, settings, skip_body, chunking = _worker_args
-    return [_check_file(path, root, inventory, settings, skip_body, chunking) for path in paths]
-
-
-def _check_file(
-    path: Path,
-    root: Path,
-    inventory: Mapping[str, Mapping[str, Any]],
-    settings: Settings,
-    skip_body: Collection[str] = (),
-    chunking: ChunkSettings | None = None,
-) -> Scanned:
-    try:
-        return _checked(path, root, inventory, settings, skip_body, chunking)
-    except MemoryError:  # the parser's memory cap (INGEST_PARSER_MEMORY_MB): this file's problem, not the run's
-        return _died_on(root, inventory, path, WORKER_OUT_OF_MEMORY)
-
-
-def _checked(
-    path: Path,
-    root: Path,
-    inventory: Mapping[str, Mapping[str, Any]],
-    settings: Settings,
-    skip_body: Collection[str],
-    chunking: ChunkSettings | None,
-) -> Scanned:
-    source = path.relative_to(root).as_posix()
-    entry = inventory.get(path.relative_to(root / DOCUMENTS).as_posix())
-    try:
-        data = read_document(path)
-    except OSError as exc:
-        problem = f"{source}: unreadable file: {exc.strerror or exc}"
-        return _rejected(source, {}, entry, [problem], visibility=entry_visibility(entry))
-    except FileTooLarge as exc:
-        # Not the bytes of any stored version (those were read, under the limit): an edit whose access,
-        # dates and status cannot be read, so it withdraws the stored version of this path, as a broken
-        # front matter does (ingest.kept). A stat-sized marker stands for the hash of bytes never read.
-        return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc}"], OVER_SIZE_LIMIT)
-    except UnreadableFile as exc:
-        return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc}"], visibility=entry_visibility(entry))
-    sha256 = hashlib.sha256(data).hexdigest()
-    parsed: ParsedDocument | None = None
-    fields: Mapping[str, Any]
-    try:
-        if sha256 in skip_body:
-            fields = read_metadata(data, path.name)
-        else:
-            parsed = parse_bytes(data, path.name)
-            fields = parsed.metadata
-    except UnreadableFile as exc:
-        return _rejected(source, {}, entry, [f"{source}: unreadable file: {exc}"], sha256)
-    except MemoryError:
-        raise  # the parser's memory cap, not the file: rejected as such by _check_file
-    except Exception as exc:  # noqa: BLE001 - a parser bug must not stop the other files; reported as such
-        problem = f"{source}: unreadable file: parser error: {type(exc).__name__}: {exc}"
-        # not remembered: a library failing under the memory cap (a shared object that cannot be mapped)
-        # looks the same as a bug, and a bug is fixed by a release; the next run tries the file again
-        return replace(_rejected(source, {}, entry, [problem], sha256), transient=True)
-    meta, problems, defaulted = resolve_metadata(source, fields, entry, settings)
-    if meta is None:
-        declared = declared_visibility(fields, entry, settings.access_default or "")
-        return _rejected(source, fields, entry, problems, sha256, declared)
-    if parsed is None:
-        return Accepted(source, UnparsedDocument(source, sha256, meta, _format(path.name)), defaulted)
-    document = SourceDocument(source=source, sha256=sha256, parsed=parsed, meta=meta, format=_format(path.name))
-    return _chunked(document, fields, entry, settings, defaulted, chunking)
-
-
-def _chunked(
-    document: SourceDocument,
-    fields: Mapping[str, Any],
-    entry: Mapping[str, Any] | None,
-    settings: Settings,
-    defaulted: bool,
-    chunking: ChunkSettings | None,
-) -> Scanned:
-    """A valid, parsed file past the term and heading limits; chunked here when ``chunking`` is given."""
-    # The term limit does not depend on chunk settings: `validate` refuses what `run` would.
-    from ingest.chunk import ChunkLimitExceeded, check_headings, check_terms, chunk_document
-
-    try:
-        check_terms(document.parsed.text, document)
-        check_headings(document.parsed.blocks)
-    except ChunkLimitExceeded as exc:
-        declared = declared_visibility(fields, entry, settings.access_default or "")
-        return _rejected(document.source, fields, entry, [f"{document.source}: {exc}"], document.sha256, declared)
-    if chunking is not None:
-        # Chunked here, in the worker that parsed it: the chunks, not the parse, go back to the
-        # run, and chunking runs on every core while the run writes.
-        chunks: list[Chunk] | ChunkLimitExceeded
-        try:
-            chunks = chunk_document(document, chunking, checked=True)  # checked just above
-        except ChunkLimitExceeded as exc:
-            chunks = exc
-        return Accepted(document.source, document.without_body(), defaulted, chunks)
-    return Accepted(document.source, document, defaulted)
-
-
-def _format(name: str) -> str:
-    """The format of a listed file (listing keeps only supported suffixes); string work only: the suffix
-    as ``os.path.splitext`` finds it, without its Python-level cost (asked twice per file of a no-op run)."""
-    dot, start = name.rfind("."), name.rfind(os.sep) + 1
-    if os.altsep is None and dot > start and name[start:dot].strip("."):
-        found = SUFFIXES.get(name[dot:].lower())
-        if found is not None:
-            return found
-    return SUFFIXES.get(os.path.splitext(name)[1].lower()) or format_of(name) or "text"
-
-
-def _rejected(
-    source: str,
-    fields: Any,
-    entry: Mapping[str, Any] | None,
-    problems: list[str],
-    sha256: str = "",
-    visibility: Visibility | None = None,
-) -> Rejected:
-    record = DocumentProblems(source, found_doc_id(fields, entry), tuple(problems))
-    return Rejected(source, record, key=found_key(fields, entry), sha256=sha256, visibility=visibility)
+    return [check_file(path, root, inventory, settings, skip_body, chunking) for path in paths]
 
 
 def scan_fingerprint(inventory: bytes | None, settings: Settings) -> str:
@@ -442,7 +264,9 @@ def _reuse(
         if meta is None or source in memo.problem_sources:
             todo.append(path)
             continue
-        document = made(UnparsedDocument, {"source": source, "sha256": sha256, "meta": meta, "format": _format(source)})
+        document = made(
+            UnparsedDocument, {"source": source, "sha256": sha256, "meta": meta, "format": listed_format(source)}
+        )
         fields = {"source": source, "document": document, "defaulted": source in memo.defaulted, "chunks": None}
         reused[source] = made(Accepted, fields)
     return reused, todo
@@ -491,13 +315,7 @@ def scan_corpus(
     paths = listing.paths
     listed = listing_hash(root, paths, listing.file_problems)
     inventory_skipped = _inventory_still_holds(memo, fingerprint, listed, todo)
-    inventory: Mapping[str, Mapping[str, Any]] = {}
-    as_given: Mapping[str, Mapping[str, Any]] = {}
-    if not inventory_skipped:
-        as_given, inventory_problems = parse_inventory(inventory_data)
-        if inventory_problems:
-            raise bad_inventory(inventory_problems)
-        inventory = entries_for_files(root, as_given, listing)
+    inventory, as_given = _inventory_entries(root, inventory_data, listing, inventory_skipped)
     count = default_workers() if workers is None else workers
     checked = _check_files(
         todo, root, inventory, settings, skip_body, count, chunking, parser_memory_limit, parser_timeout_s
@@ -526,6 +344,19 @@ def _listed(
         reused, todo = _reuse(listing.paths, root, memo, hashed)
         return listing, reused, todo
     return listing, {}, listing.paths
+
+
+def _inventory_entries(
+    root: Path, data: bytes | None, listing: Listing, skipped: bool
+) -> tuple[Mapping[str, Mapping[str, Any]], Mapping[str, Mapping[str, Any]]]:
+    """inventory.yaml's entries by listed file, and as given (to name the keys that name no file);
+    none when the last run's inventory checks still hold (``skipped``). A malformed one is refused."""
+    if skipped:
+        return {}, {}
+    as_given, problems = parse_inventory(data)
+    if problems:
+        raise bad_inventory(problems)
+    return entries_for_files(root, as_given, listing), as_given
 
 
 def _inventory_still_holds(memo: ScanMemo | None, fingerprint: str, listed: str, todo: list[Path]) -> bool:
@@ -571,9 +402,9 @@ def _assemble(
     """The scan from every file's result: checks between documents last."""
     formats = {name: 0 for name in FORMATS}
     for result in results:
-        formats[_format(result.source)] += 1
+        formats[listed_format(result.source)] += 1
     for problem in listing.file_problems:  # seen, and rejected
-        formats[_format(problem.source)] += 1
+        formats[listed_format(problem.source)] += 1
     passed = [result for result in results if isinstance(result, Accepted)]
     rejected_keys = {result.key for result in results if isinstance(result, Rejected) and result.key}
     cross = cross_document_problems([(result.source, result.document.meta) for result in passed], rejected_keys)

@@ -7,7 +7,8 @@ import json
 from collections.abc import Iterable, Mapping
 from datetime import date
 
-from ingest.corpus import Rejected, ScanMemo
+from ingest.corpus import ScanMemo
+from ingest.file_check import Rejected
 from ingest.model import DocumentMeta, DocumentProblems, DocumentRecord, made
 from ingest.store.base import Store
 

@@ -41,19 +41,15 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-_READ = ""  # a regular file to read
-
-
-_OUTSIDE = "outside"  # a symlink to a file outside the corpus: never read (documented)
-
-
-def _file_verdict(path: Path, real_root: Path) -> str:
-    """_READ, _OUTSIDE, or why a listed path with a document's name cannot be read."""
+def _why_unreadable(path: Path, relative: str, real_root: Path) -> str | None:
+    """Why a listed path with a document's name cannot be read (None: a regular file to read)."""
+    if shown(relative) != relative:
+        return "file name is not valid UTF-8; rename the file"
     try:
         mode = os.lstat(path).st_mode  # one system call for the usual case, a regular file
         if stat.S_ISLNK(mode):
-            if not path.resolve(strict=True).is_relative_to(real_root):
-                return _OUTSIDE
+            if not path.resolve(strict=True).is_relative_to(real_root):  # never read (documented)
+                return "symbolic link to a file outside the corpus: not followed (a document stored from it is kept)"
             mode = path.stat().st_mode
     except RuntimeError:
         return "symlink loop"
@@ -63,7 +59,7 @@ def _file_verdict(path: Path, real_root: Path) -> str:
         return "symlink loop" if exc.errno == errno.ELOOP else f"unreadable file: {exc.strerror or exc}"
     if not stat.S_ISREG(mode):
         return f"unreadable file: {_kind(mode)}, not a regular file; never opened"
-    return _READ
+    return None
 
 
 @dataclass(frozen=True)
@@ -132,16 +128,11 @@ def list_documents(root: Path) -> Listing:
             if name.startswith(".") or path.suffix.lower() not in SUFFIXES:
                 continue
             relative = relative_source(path, root)
-            verdict = "file name is not valid UTF-8; rename the file" if shown(relative) != relative else None
-            verdict = verdict or _file_verdict(path, real_root)
-            if verdict == _READ:
+            why = _why_unreadable(path, relative, real_root)
+            if why is None:
                 found.append((relative, path))
-            elif verdict == _OUTSIDE:
-                bad(
-                    path, "symbolic link to a file outside the corpus: not followed (a document stored from it is kept)"
-                )
             else:
-                bad(path, verdict)
+                bad(path, why)
     return Listing(
         [path for _, path in sorted(found, key=lambda pair: pair[0])],
         sorted(files_bad, key=lambda p: p.source),

@@ -52,7 +52,7 @@ from ingest.plan import record_for as record_for
 from ingest.plan import settings_fingerprint as settings_fingerprint
 from ingest.plan import with_corpus_limits as with_corpus_limits
 from ingest.run_result import RunResult as RunResult
-from ingest.settings import ChunkSettings, Settings, SettingsError
+from ingest.settings import ChunkSettings, Settings, SettingsError, roles_to_meta
 from ingest.store.base import Store
 from ingest.sync import DEFAULT_WRITE_BATCH_CHUNKS as DEFAULT_WRITE_BATCH_CHUNKS
 from ingest.sync import _carry_over, _EarlyWriter, _release_written, _ticker, _write_plan
@@ -534,5 +534,5 @@ def _meta(settings: Settings, chunking: ChunkSettings, analysis: str) -> dict[st
         "parser_version": PARSER_VERSION,
         "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "labels": json.dumps(list(settings.labels)),
-        "roles": json.dumps({r: list(ls) for r, ls in settings.roles.items()}),
+        "roles": roles_to_meta(settings.roles),
     }

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,6 +89,11 @@ def roles_from_meta(meta: Mapping[str, str], fallback: Settings) -> dict[str, tu
     if "roles" in meta:
         return {r: tuple(ls) for r, ls in json.loads(meta["roles"]).items()}
     return dict(fallback.roles)
+
+
+def roles_to_meta(roles: Mapping[str, Sequence[str]]) -> str:
+    """The ``roles`` meta value a store records (read back by :func:`roles_from_meta`)."""
+    return json.dumps({role: list(labels) for role, labels in roles.items()})
 
 
 def load_settings(corpus: Path | None) -> Settings:

@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import BinaryIO
 
 from ingest.chunk import ChunkLimitExceeded, chunk_document
-from ingest.corpus import Accepted, CorpusScan
+from ingest.corpus import CorpusScan
+from ingest.file_check import Accepted
 from ingest.journal import _Journal
 from ingest.model import (
     CHUNK_ID_LENGTH,

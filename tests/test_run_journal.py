@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest import corpus as corpus_module
-from ingest import pipeline
+from ingest import file_check, pipeline
 from ingest.settings import load_settings
 from ingest.store.sqlite import SQLiteStore
 from tests.corpus_builder import make_corpus, write_doc
@@ -113,8 +112,8 @@ def test_an_unchanged_run_lists_no_chunk_keys_and_reads_no_metadata(tmp_path, mo
     def refuse(*args, **kwargs):
         raise AssertionError("an unchanged file was read for its metadata")
 
-    monkeypatch.setattr(corpus_module, "read_metadata", refuse)
-    monkeypatch.setattr(corpus_module, "parse_bytes", refuse)
+    monkeypatch.setattr(file_check, "read_metadata", refuse)
+    monkeypatch.setattr(file_check, "parse_bytes", refuse)
     again = run(corpus, guarded, workers=1)
     assert again.ok and again.to_json()["documents"]["unchanged"] == 8
     assert again.total == first.total and again.repaired == {"orphan_chunks": 0, "incomplete_documents": 0}
@@ -144,8 +143,8 @@ def test_a_rejected_file_is_reported_again_without_being_parsed_again(tmp_path, 
     def refuse(*args, **kwargs):
         raise AssertionError("a file whose bytes did not change was parsed again")
 
-    monkeypatch.setattr(corpus_module, "read_metadata", refuse)
-    monkeypatch.setattr(corpus_module, "parse_bytes", refuse)
+    monkeypatch.setattr(file_check, "read_metadata", refuse)
+    monkeypatch.setattr(file_check, "parse_bytes", refuse)
     again = run(corpus, store, workers=1)
     assert [p.to_json() for p in again.plan.problems] == [p.to_json() for p in first.plan.problems]
     monkeypatch.undo()

@@ -214,3 +214,24 @@ class StoreContract:
         partner = ids(Index(store).search(query, role="partner", as_of=None, top=10))
         assert "dealer-terms" not in partner and "margins" not in partner
         assert "dealer-terms" in ids(Index(store).search(query, role="staff", as_of=None, top=10))
+
+    def test_the_recorded_roles_follow_the_reconcile(self, store):
+        """What `stats -v` shows and searches resolve a role to (the roles the store records) follows
+        [roles] with the access itself: after the reconcile (layout) the narrowed role is recorded, and
+        recorded roles left behind (by a layout that moved the aliases only) are a reported difference."""
+        from ingest.api import labels_for_role, roles_of
+        from ingest.pipeline import roles_record
+        from ingest.settings import Settings
+
+        fill(store, corpus_docs())
+        wide = roles_record(Settings())
+        store.set_meta(wide)  # as a run records the roles it followed
+        narrowed = {"public": PUBLIC, "partner": PUBLIC, "staff": STAFF}
+        store.reconcile_access(narrowed)
+        assert roles_of(store) == narrowed and labels_for_role(store, "partner") == PUBLIC
+        assert store.reconcile_access(narrowed, check=True) == []
+        store.set_meta(wide)  # the recorded roles of before, the access already narrowed
+        assert any("'partner'" in line for line in store.reconcile_access(narrowed, check=True))
+        assert roles_of(store)["partner"] == PARTNER  # reported only
+        assert any("'partner'" in line for line in store.reconcile_access(narrowed))
+        assert roles_of(store) == narrowed and store.reconcile_access(narrowed, check=True) == []

@@ -150,8 +150,10 @@ def role_map_changes(
 ) -> list[str]:
     """How a stored role map (role -> the labels a search of that role reads) differs from ``roles``
     ([roles]): one line per role added or removed and per label a role gains or loses, worded as a
-    difference (``check``) or as the change made. SQLite keeps its roles this way; Elasticsearch's
-    role aliases are compared label index by label index (layout_rules.alias_plan) in the same words."""
+    difference (``check``) or as the change made. SQLite's role map is these roles; Elasticsearch
+    records them too (what `stats` shows and a search resolves its role to, each line after
+    "recorded roles: "), its role aliases being compared label index by label index
+    (layout_rules.alias_plan) in the same words."""
     changes: list[str] = []
     for role in sorted({*recorded, *roles}):
         if role not in roles:
@@ -287,8 +289,8 @@ class StoreWriter(Protocol):
         """Make what each role can read match ``roles`` (default: the store's settings) before
         anything else in a run; one line per change made (``check``: per mismatch, nothing
         changed; ``full``: the run rebuilds everything). Raises StoreConfigError when the store
-        cannot be used safely as it is. A store whose access does not live in its layout
-        (SQLite) returns []."""
+        cannot be used safely as it is. The roles the store records (its meta ``roles``: what
+        `stats` shows, what a search resolves its role to) follow ``roles`` too."""
 
     # --- the sync state ---------------------------------------------------------------------------
     def documents(self) -> list[DocumentRecord]: ...

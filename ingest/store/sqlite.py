@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.model import Chunk, DocKey, DocumentRecord, Hit
-from ingest.settings import DEFAULT_LANGUAGE, Settings, roles_from_meta
+from ingest.settings import DEFAULT_LANGUAGE, Settings, roles_from_meta, roles_to_meta
 from ingest.store.base import (
     EXACT_TOKEN,
     FIELD_WEIGHTS,
@@ -291,7 +291,7 @@ class SQLiteStore(SearchEntry):
         recorded = roles_from_meta(meta, Settings())
         changes = role_map_changes(recorded, roles, check=check)
         if changes and not check:
-            self.set_meta({"roles": json.dumps({role: list(labels) for role, labels in roles.items()})})
+            self.set_meta({"roles": roles_to_meta(roles)})
         return changes
 
     @contextmanager

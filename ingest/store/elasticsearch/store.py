@@ -11,7 +11,7 @@ from typing import Any
 from elasticsearch import AuthorizationException, Elasticsearch
 
 from ingest.model import Chunk, DocKey, DocumentRecord, Hit
-from ingest.settings import Settings
+from ingest.settings import Settings, roles_from_meta, roles_to_meta
 from ingest.store.base import (
     Access,
     AmbiguousPrefix,
@@ -23,6 +23,7 @@ from ingest.store.base import (
     StoreLocked,
     WriteReport,
     lookup_prefix,
+    role_map_changes,
 )
 from ingest.store.elasticsearch import rebuild, writes
 from ingest.store.elasticsearch.layout import IndexLayout
@@ -169,8 +170,22 @@ class ElasticsearchStore(IndexNames, SearchEntry):
     def reconcile_access(
         self, roles: Mapping[str, Sequence[str]] | None = None, *, check: bool = False, full: bool = False
     ) -> list[str]:
-        """Make every alias of this prefix exactly what ``roles`` allows, in one atomic call."""
-        return self._layout.reconcile_access(roles, check=check, full=full)
+        """Make every alias of this prefix exactly what ``roles`` allows, in one atomic call, then the
+        roles the run metadata records (what `stats` shows, what a search resolves its role to)."""
+        roles = self.settings.roles if roles is None else roles
+        changes = self._layout.reconcile_access(roles, check=check, full=full)
+        return changes + self._follow_recorded_roles(roles, check=check)
+
+    def _follow_recorded_roles(self, roles: Mapping[str, Sequence[str]], *, check: bool) -> list[str]:
+        """The recorded roles made to match ``roles``, one line per difference (``check``: reported
+        only). Nothing recorded yet (no run, or metadata these credentials may not read): nothing to follow."""
+        meta = self.get_meta()  # read along with the layout just now
+        if "roles" not in meta:
+            return []
+        changes = role_map_changes(roles_from_meta(meta, self.settings), roles, check=check)
+        if changes and not check:
+            self.set_meta({"roles": roles_to_meta(roles)})
+        return [f"recorded roles: {line}" for line in changes]
 
     # --- lock and rebuild ----------------------------------------------------------------------
     @contextmanager
