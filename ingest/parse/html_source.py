@@ -45,6 +45,36 @@ def _tree(source: bytes, refuse_deep: bool = True) -> Element | None:
     return tree
 
 
+def _page_body(tree: Element) -> Element:
+    """The page's body with what follows it moved in, as a browser's parser builds it (the HTML Standard's
+    "after body" and "after after body" modes read text and elements there into the body): libxml2 leaves
+    what follows ``</body>`` beside the body and puts what follows ``</html>`` in further root elements,
+    where nothing would be read. The whole ``<html>`` element when there is no body."""
+    body = tree.find("body")
+    if body is None:
+        body = tree
+    else:
+        _append_text(body, body.tail)
+        body.tail = None
+        for sibling in list(body.itersiblings()):
+            body.append(sibling)  # its tail comes along
+    for root in list(tree.itersiblings()):
+        if root.tag == "html":  # libxml2's wrapper of what followed </html>: its content, not itself
+            _append_text(body, root.text)
+            for child in list(root):
+                body.append(child)
+    return body
+
+
+def _append_text(parent: Element, text: str | None) -> None:
+    if not text:
+        return
+    if len(parent):
+        parent[-1].tail = (parent[-1].tail or "") + text
+    else:
+        parent.text = (parent.text or "") + text
+
+
 # Control characters dropped from the text (all but tab and line ends), as bytes: in UTF-8 they
 # are bytes of their own, never part of another character's bytes.
 _CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
