@@ -285,7 +285,7 @@ RULES_VERSION = "9"  # 3: field names read case-insensitively; 4: "-" is "_" in 
 # after </html> or with a repeated name/content refused, XMP keywords read, /Subject naming a field refused;
 # 7: access, status and superseded_by never stripped ("staff\u00a0" is an unknown label), inventory keys
 # with ".." resolved; 8: /Keywords items with unseen characters or no sign, charsets browsers do not read;
-# 9: HTML <meta property|itemprop|http-equiv> naming a field refused
+# 9: HTML <meta property|itemprop|http-equiv> naming a field refused, charsets decoded as browsers decode them
 
 
 def _case_variants(source: str, folded: Mapping[str, list[tuple[str, Any]]]) -> list[str]:

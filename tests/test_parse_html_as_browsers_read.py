@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import codecs
+
 import pytest
 
 from ingest.model import ParsedDocument, UnreadableFile
@@ -165,3 +167,67 @@ def test_other_properties_and_http_equivs_are_fine():
     expected = {"doc_id": "memo", "version": "1", "title": "Memo", "access": "staff"}
     assert parse(page).metadata == expected
     assert read_metadata(page.encode("utf-8"), "page.html") == expected
+
+
+# --- 3. a charset label decodes as browsers decode it ---------------------------------------------------------
+
+QUOTED = b"<p>\x93Quoted\x94 \x80 5 \x85</p>"  # windows-1252: “Quoted” € 5 …
+
+
+@pytest.mark.parametrize(
+    "declaration",
+    [
+        b'<meta charset="iso-8859-1">',
+        b'<meta charset="latin1">',
+        b"<meta charset=ascii>",
+        b'<meta charset="US-ASCII">',
+        b'<meta charset="windows-1252">',
+        b'<meta charset="x-cp1252">',  # a WHATWG label Python does not know (was read as UTF-8)
+        b'<meta charset="x-user-defined">',  # a <meta> naming it means windows-1252 (HTML's prescan)
+        b'<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1">',
+        b'<meta http-equiv="content-type" content="text/html;charset=latin1">',
+        b'<?xml version="1.0" encoding="iso-8859-1"?>',
+    ],
+)
+def test_latin1_and_ascii_labels_decode_as_windows_1252(declaration):
+    doc = parse(declaration + b"<html><head><title>T</title></head><body>" + QUOTED + b"</body></html>")
+    assert doc.text == "\u201cQuoted\u201d \u20ac 5 \u2026"
+
+
+@pytest.mark.parametrize(
+    ("label", "data", "text"),
+    [
+        ("iso-8859-9", b"\x80 \x8a \xfe", "\u20ac \u0160 \u015f"),  # windows-1254
+        ("x-cp1250", b"\x8a\xe1", "\u0160\u00e1"),  # windows-1250 (Python does not know the label)
+        ("tis-620", b"\x85 \xa1", "\u2026 \u0e01"),  # windows-874
+        ("unicode-1-1-utf-8", "caf\u00e9".encode(), "caf\u00e9"),
+        ("iso88592", b"\xa9", "\u0160"),  # iso-8859-2
+    ],
+)
+def test_every_whatwg_label_decodes_by_the_browsers_encoding(label, data, text):
+    doc = parse(f'<html><head><meta charset="{label}"></head><body><p>'.encode() + data + b"</p></body></html>")
+    assert doc.text == text
+
+
+def test_bytes_the_browsers_encoding_cannot_read_are_refused_naming_the_label():
+    with pytest.raises(UnreadableFile) as raised:
+        parse(b'<html><head><meta charset="latin1"></head><body><p>a\x81b</p></body></html>')
+    assert str(raised.value).startswith(
+        "not windows-1252 text (its declared charset 'latin1', which browsers read as windows-1252): "
+    ), raised.value
+
+
+@pytest.mark.parametrize(
+    ("bom", "codec"),
+    [(codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")],
+)
+def test_a_byte_order_mark_decodes_as_browsers_decode_it(bom, codec):
+    page = '<html><head><meta charset="iso-8859-1"></head><body><p>\u201cQuoted\u201d caf\u00e9</p></body></html>'
+    assert parse(bom + page.encode(codec)).text == "\u201cQuoted\u201d caf\u00e9"
+
+
+@pytest.mark.parametrize("codec", ["utf-32-le", "utf-32-be"])
+def test_a_utf32_byte_order_mark_is_refused_as_browsers_do_not_read_it(codec):
+    page = "<html><body><p>caf\u00e9</p></body></html>"
+    with pytest.raises(UnreadableFile):
+        parse(("\ufeff" + page).encode(codec))
