@@ -231,3 +231,10 @@ def test_a_utf32_byte_order_mark_is_refused_as_browsers_do_not_read_it(codec):
     page = "<html><body><p>caf\u00e9</p></body></html>"
     with pytest.raises(UnreadableFile):
         parse(("\ufeff" + page).encode(codec))
+
+
+@pytest.mark.parametrize("label", ["iso-2022-cn", "iso-2022-cn-ext", "replacement", "hz-gb-2312", "csiso2022kr"])
+def test_every_replacement_label_is_refused_also_one_python_does_not_know(label):
+    # a browser shows such a page as one U+FFFD: never read as UTF-8 instead (iso-2022-cn was)
+    with pytest.raises(UnreadableFile, match=f"declared charset {label!r} is not decoded .it is a 'replacement' label"):
+        parse(f'<html><head><meta charset="{label}"></head><body><p>x</p></body></html>')
