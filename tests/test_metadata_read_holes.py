@@ -1,7 +1,7 @@
 """Metadata a file gives that was read otherwise, or not at all (attacker pass, session 9): each let a
 document in under inventory.yaml's `access: public` while the file said more.
 
-- HTML: a `<meta name="access">` after `</html>` (libxml2 puts it outside the page that is read);
+- HTML: a `<meta name="access">` after `</html>` (libxml2 puts it beside the page; a browser in its body);
   a `<meta>` with two `name` or two `content` attributes (lxml keeps the first, BeautifulSoup the last);
 - a field given empty (`access:` in front matter, `content=""`, `/access ()`) filled by inventory.yaml
   or access.default;
@@ -62,7 +62,7 @@ def validate_problems(corpus: Path) -> tuple[int, list[str]]:
     return done.returncode, [message for record in data["problems"] for message in record["problems"]]
 
 
-# --- HTML: a <meta> where nothing is read, or with a repeated attribute ---------------------------------
+# --- HTML: a <meta> after </html>, or with a repeated attribute -----------------------------------------
 
 AFTER_HTML = [
     ("after-html", html_page(after='<meta name="access" content="staff">')),
@@ -74,7 +74,7 @@ AFTER_HTML = [
 @pytest.mark.parametrize(("case", "page"), AFTER_HTML, ids=[c[0] for c in AFTER_HTML])
 def test_a_field_meta_after_the_closing_html_tag_rejects_the_page(tmp_path, store_args, case, page):
     corpus = corpus_with(tmp_path, "memo.html", page)
-    refused_on_run(corpus, store_args, "memo.html", "comes after </html>, where nothing is read")
+    refused_on_run(corpus, store_args, "memo.html", "comes after </html>, where HTML readers differ")
 
 
 def test_the_after_html_problem_names_the_file_field_and_value(tmp_path):
@@ -83,7 +83,7 @@ def test_the_after_html_problem_names_the_file_field_and_value(tmp_path):
     assert code == 1
     assert problems == [
         "documents/memo.html: unreadable file: access: <meta name='access' content='staff'> comes after </html>, "
-        "where nothing is read (move it into <head>; nothing was guessed)"
+        "where HTML readers differ on whether it is the page's (move it into <head>; nothing was guessed)"
     ]
 
 

@@ -46,24 +46,25 @@ PIECES = st.sampled_from(
 
 
 def plain_decode(data: bytes) -> bytes:
-    """The definition: decode (BOM, declared charset, else strict UTF-8), clean the text, encode."""
+    """The definition: decode (BOM, declared charset as browsers read it, else strict UTF-8), clean the
+    text, encode."""
     from bs4.dammit import EncodingDetector
 
-    from ingest.parse.html_source import _usable_encoding, _why_no_charset
+    from ingest.parse.html_source import _byte_order_mark, _charset_named, _usable_encoding, _why_no_charset
 
-    text_data, encoding = EncodingDetector.strip_byte_order_mark(data)
+    text_data, encoding = _byte_order_mark(data)
     declared = None
-    if not encoding:
+    if encoding is None:
         if b"\x00" in data:
             raise UnreadableFile("binary file")
         declared = EncodingDetector.find_declared_encoding(data, is_html=True)
         encoding = _usable_encoding(declared)
-    if encoding and encoding not in ("utf-8", "utf8"):
+    if encoding is not None and encoding.name != "utf-8":
         try:  # strictly, as the README says: never text with U+FFFD
-            text = text_data.decode(encoding)
+            text = encoding.codec_info.decode(text_data)[0]
         except UnicodeDecodeError as exc:
             raise UnreadableFile(
-                f"not {encoding} text (its declared charset): {exc.reason} at byte {exc.start}"
+                f"not {encoding.name} text ({_charset_named(declared, encoding)}): {exc.reason} at byte {exc.start}"
             ) from None
     else:
         try:

@@ -46,7 +46,7 @@ from ingest.parse.html_rules import (
     _Page,
     _permalinks,
 )
-from ingest.parse.html_source import Element, _decode, _tree
+from ingest.parse.html_source import Element, _decode, _page_body, _tree
 
 
 def parse_html(data: bytes) -> ParsedDocument:
@@ -54,16 +54,15 @@ def parse_html(data: bytes) -> ParsedDocument:
     tree = _tree(source)
     if tree is None:
         raise UnreadableFile("no text")
-    body = tree.find("body")
-    if body is None:
-        body = tree
+    metadata = _metadata(tree, source)  # before the body takes in what follows </html> (refused there)
+    body = _page_body(tree)
     hidden = _hidden_elements(source, body)
     page = _Page(body, hidden | _permalinks(body))
     root = _content_root(body, page)
     drafts = _Walker(page).blocks(body if root is None else root, root is not None)
     if not drafts:  # everything was furniture: keep the page rather than lose it
         drafts = _Walker(_Page(body, hidden), furniture=False).blocks(body, False)
-    return assemble("html", drafts, _metadata(tree, source))
+    return assemble("html", drafts, metadata)
 
 
 def read_html_metadata(data: bytes) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """HTML metadata: the ``<meta name content>`` fields and ``<title>``, read as front matter.
 
-Every ``<meta>`` of the page is read, in the head or the body. A field-naming ``<meta>`` the page
-holds where nothing is read (after ``</html>``), or one whose ``name`` or ``content`` is written twice
-(HTML readers differ on which counts: libxml2 and browsers keep the first, BeautifulSoup the last),
-makes the file unreadable, never a field silently dropped or picked.
+Every ``<meta>`` of the page is read, in the head or the body. A field-naming ``<meta>`` after
+``</html>`` (a browser reads it into the body, libxml2 and BeautifulSoup beside the page), one whose ``name``
+or ``content`` is written twice (HTML readers differ on which counts: libxml2 and browsers keep the first,
+BeautifulSoup the last), or one naming a field by ``property``, ``itemprop`` or ``http-equiv`` instead of
+``name`` (which gives no field) makes the file unreadable, never a field silently dropped or picked.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import itertools
 import re
 from typing import Any
 
-from ingest.field_names import field_name, near_miss_problems
+from ingest.field_names import field_name, named_field
 from ingest.model import UnreadableFile
 from ingest.parse._common import collapse_spaces
 from ingest.parse.html_source import Element
@@ -36,6 +37,7 @@ def _metadata(tree: Element, source: bytes) -> dict[str, Any]:
     _refuse_repeated_attributes(source)
     fields: dict[str, Any] = {}
     for meta in tree.iter("meta"):
+        _refuse_field_named_otherwise(meta)
         name = meta.get("name")
         if name is None or not name.strip():
             continue
@@ -52,30 +54,63 @@ def _metadata(tree: Element, source: bytes) -> dict[str, Any]:
     return fields
 
 
-def _names_a_field(name: str | None) -> bool:
-    """Whether a ``<meta name>`` is a known field or a near-spelling of one (which the metadata check
-    reports): such a ``<meta>`` is never dropped unread."""
-    from ingest.metadata import KNOWN_FIELDS  # (imported on this rare path only)
+def _field_named(name: str | None) -> str | None:
+    """The field a ``<meta name>`` is or is a near-spelling of (which the metadata check reports), as
+    :func:`ingest.field_names.named_field` reads every source's names: such a ``<meta>`` is never dropped
+    unread."""
+    from ingest.metadata import KNOWN_FIELDS  # (imported when first needed, as elsewhere in the parsers)
 
     if name is None or not name.strip():
-        return False
-    return field_name(name.strip()) in KNOWN_FIELDS or bool(near_miss_problems("", {name.strip(): None}, KNOWN_FIELDS))
+        return None
+    return named_field(name.strip(), KNOWN_FIELDS)
+
+
+def _names_a_field(name: str | None) -> bool:
+    return _field_named(name) is not None
 
 
 def _refuse_unread_metas(tree: Element) -> None:
-    """libxml2 puts what follows ``</html>`` in a second root element, outside the page that is read
-    (a browser would take it into the body): a field named there would be lost."""
+    """libxml2 puts what follows ``</html>`` in a second root element, beside the page (a browser takes it
+    into the body, and so does the parser for the text): HTML readers differ on whether a field named
+    there is the page's."""
     for sibling in itertools.chain(tree.itersiblings(preceding=True), tree.itersiblings()):
         if sibling.tag.__class__ is not str:
             continue  # a comment
         for meta in sibling.iter("meta"):
+            _refuse_field_named_otherwise(meta)
             name = meta.get("name")
             if _names_a_field(name):
-                shown = f"<meta name={name!r} content={meta.get('content')!r}>"
                 raise UnreadableFile(
-                    f"{field_name(str(name).strip())}: {shown} comes after </html>, where nothing is read "
-                    "(move it into <head>; nothing was guessed)"
+                    f"{field_name(str(name).strip())}: {_shown(meta, 'name', str(name))} comes after </html>, "
+                    "where HTML readers differ on whether it is the page's (move it into <head>; nothing was guessed)"
                 )
+
+
+# Attributes that name what a <meta> gives otherwise than ``name`` (RDFa, microdata, a pragma directive)
+_NAMING_ATTRIBUTES = ("property", "itemprop", "http-equiv")
+
+
+def _refuse_field_named_otherwise(meta: Element) -> None:
+    """A ``<meta property|itemprop|http-equiv>`` naming a field (as ``<meta name>`` names one: case, ``-``,
+    unseen characters and near-spellings alike; any one of its space-separated names) gives no field:
+    refused, never dropped for inventory.yaml or access.default to fill with a label the author did not
+    write. ``og:title``, ``article:published_time`` or ``http-equiv="content-type"`` name none."""
+    for attribute in _NAMING_ATTRIBUTES:
+        value = meta.get(attribute)
+        if value is None:
+            continue
+        named = next(filter(None, map(_field_named, (value, *value.split()))), None)
+        if named is not None:
+            content = meta.get("content")
+            raise UnreadableFile(
+                f"{named}: {_shown(meta, attribute, value)} gives no field (only <meta name> does): write "
+                f"<meta name={named!r} content={'…' if content is None else repr(content)}> (nothing was guessed)"
+            )
+
+
+def _shown(meta: Element, attribute: str, value: str) -> str:
+    content = meta.get("content")
+    return f"<meta {attribute}={value!r}" + ("" if content is None else f" content={content!r}") + ">"
 
 
 # A <meta> start tag in the ASCII-lower-cased source, to its first ">" outside quotes: never shorter

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from typing import NoReturn
 
 import lxml.etree
 import webencodings
@@ -45,6 +46,36 @@ def _tree(source: bytes, refuse_deep: bool = True) -> Element | None:
     return tree
 
 
+def _page_body(tree: Element) -> Element:
+    """The page's body with what follows it moved in, as a browser's parser builds it (the HTML Standard's
+    "after body" and "after after body" modes read text and elements there into the body): libxml2 leaves
+    what follows ``</body>`` beside the body and puts what follows ``</html>`` in further root elements,
+    where nothing would be read. The whole ``<html>`` element when there is no body."""
+    body = tree.find("body")
+    if body is None:
+        body = tree
+    else:
+        _append_text(body, body.tail)
+        body.tail = None
+        for sibling in list(body.itersiblings()):
+            body.append(sibling)  # its tail comes along
+    for root in list(tree.itersiblings()):
+        if root.tag == "html":  # libxml2's wrapper of what followed </html>: its content, not itself
+            _append_text(body, root.text)
+            for child in list(root):
+                body.append(child)
+    return body
+
+
+def _append_text(parent: Element, text: str | None) -> None:
+    if not text:
+        return
+    if len(parent):
+        parent[-1].tail = (parent[-1].tail or "") + text
+    else:
+        parent.text = (parent.text or "") + text
+
+
 # Control characters dropped from the text (all but tab and line ends), as bytes: in UTF-8 they
 # are bytes of their own, never part of another character's bytes.
 _CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
@@ -54,22 +85,24 @@ def _decode(data: bytes) -> bytes:
     """The document as UTF-8 for lxml: its BOM or declared charset, else UTF-8 (strictly); line
     ends as ``\\n`` and control characters dropped (the text of ``_common.strip_controls``).
 
+    A charset is decoded as browsers decode it, by the WHATWG Encoding Standard's encoding of its label
+    (webencodings): ``iso-8859-1``, ``latin1`` and ``ascii`` are windows-1252, 0x93 a quotation mark.
     UTF-8 input is checked, not decoded: its bytes are cleaned as they are, so they never go
     through a Python string and back.
     """
-    text_data, encoding = EncodingDetector.strip_byte_order_mark(data)
+    text_data, encoding = _byte_order_mark(data)
     declared = None
-    if not encoding:
+    if encoding is None:
         if b"\x00" in data:
             raise UnreadableFile("binary file")
         declared = EncodingDetector.find_declared_encoding(data, is_html=True)
         encoding = _usable_encoding(declared)
-    if encoding and encoding not in ("utf-8", "utf8"):
-        try:  # strictly: bytes the declared charset cannot read (utf-7 garbage) would index U+FFFD
-            text = text_data.decode(encoding)
+    if encoding is not None and encoding.name != "utf-8":
+        try:  # strictly: bytes the charset cannot read (utf-7 garbage) would index U+FFFD
+            text = encoding.codec_info.decode(text_data)[0]
         except UnicodeDecodeError as exc:
             raise UnreadableFile(
-                f"not {encoding} text (its declared charset): {exc.reason} at byte {exc.start}"
+                f"not {encoding.name} text ({_charset_named(declared, encoding)}): {exc.reason} at byte {exc.start}"
             ) from None
         if "\x00" in text:
             raise UnreadableFile("binary file")
@@ -86,15 +119,35 @@ def _decode(data: bytes) -> bytes:
     return text_data.translate(None, _CONTROL_BYTES)
 
 
+def _byte_order_mark(data: bytes) -> tuple[bytes, webencodings.Encoding | None]:
+    """The bytes after a byte order mark, and the encoding it gives (None without one). A UTF-32 mark is
+    refused: browsers read none (the WHATWG Encoding Standard has no UTF-32: ``FF FE 00 00`` is UTF-16LE
+    to them, the text a run of NULs)."""
+    text_data, name = EncodingDetector.strip_byte_order_mark(data)
+    if not name:
+        return data, None
+    encoding = webencodings.lookup(name)
+    if encoding is None:
+        raise UnreadableFile(
+            f"a byte order mark of {name}, an encoding browsers do not read a page by (the WHATWG Encoding "
+            "Standard has none; nothing was guessed): save the page as UTF-8"
+        )
+    return text_data, encoding
+
+
+def _charset_named(declared: str | None, encoding: webencodings.Encoding) -> str:
+    if declared is None:
+        return "its byte order mark"
+    if webencodings.ascii_lower(declared.strip()) == encoding.name:
+        return "its declared charset"
+    return f"its declared charset {declared!r}, which browsers read as {encoding.name}"
+
+
 def _why_no_charset(data: bytes, declared: str | None) -> str:
     """Why no charset was used to read a page that is not UTF-8: none declared, one declared too late
     (after the bytes where a declaration is looked for), or one that cannot be used."""
     if declared:
-        try:
-            wide = codecs.lookup(declared).name.startswith(("utf-16", "utf-32"))
-        except LookupError:
-            wide = False
-        if wide:
+        if _wide(declared):
             return f", and its declared charset {declared!r} is ignored without a byte order mark (as browsers do)"
         return f", and its declared charset {declared!r} is not one that can be read"
     late = EncodingDetector.find_declared_encoding(data, is_html=True, search_entire_document=True)
@@ -103,28 +156,45 @@ def _why_no_charset(data: bytes, declared: str | None) -> str:
     return " and no charset declared"
 
 
-def _usable_encoding(declared: str | None) -> str | None:
-    """A declared charset Python knows; UTF-16/32 declared without a BOM is ignored (as browsers do).
-    A label Python reads by that is not one of the WHATWG Encoding Standard's (``cp037``, ``utf-7``), or
-    is one of its "replacement" labels, is refused: a browser reads that page otherwise than the label
-    says. One neither knows is ignored by both (the page is read as UTF-8, strictly)."""
+def _wide(declared: str) -> bool:
+    """A UTF-16 or UTF-32 label (WHATWG's or Python's): ignored in a page without a byte order mark."""
+    whatwg = webencodings.lookup(declared)
+    if whatwg is not None:
+        return whatwg.name in ("utf-16le", "utf-16be")
+    try:
+        return codecs.lookup(declared).name.startswith(("utf-16", "utf-32"))
+    except LookupError:
+        return False
+
+
+def _usable_encoding(declared: str | None) -> webencodings.Encoding | None:
+    """The encoding browsers read a page by that declares ``declared`` (the WHATWG Encoding Standard's, from
+    webencodings: ``latin1`` is windows-1252; ``x-user-defined`` in a ``<meta>`` is windows-1252, as the HTML
+    Standard says); UTF-16/32 declared without a BOM is ignored (as browsers do). A label Python reads by
+    that is not one of the WHATWG Encoding Standard's (``cp037``, ``utf-7``), or is one of its "replacement"
+    labels, is refused: a browser reads that page otherwise than the label says. One neither knows is
+    ignored by both (the page is read as UTF-8, strictly)."""
     if not declared:
         return None
-    try:
-        name = codecs.lookup(declared).name
-    except LookupError:
-        return None
-    if name.startswith(("utf-16", "utf-32")):
-        return None
-    _refuse_unread_label(declared)
-    return name
-
-
-def _refuse_unread_label(declared: str) -> None:
     whatwg = webencodings.lookup(declared)
-    if whatwg is None or whatwg.name == "replacement":
-        what = "an encoding label of" if whatwg is None else "decoded (it is a 'replacement' label) by"
-        raise UnreadableFile(
-            f"declared charset {declared!r} is not {what} the WHATWG Encoding Standard, so browsers do not read "
-            "the page by it (nothing was guessed): declare a charset browsers read, such as utf-8"
-        )
+    if whatwg is None:
+        try:
+            codecs.lookup(declared)
+        except LookupError:
+            return None
+        if _wide(declared):  # utf-32: no WHATWG label, ignored by browsers
+            return None
+        _refuse_unread_label(declared, None)
+    if whatwg.name == "replacement":
+        _refuse_unread_label(declared, whatwg)
+    if whatwg.name in ("utf-16le", "utf-16be"):
+        return None
+    return webencodings.lookup("windows-1252") if whatwg.name == "x-user-defined" else whatwg
+
+
+def _refuse_unread_label(declared: str, whatwg: webencodings.Encoding | None) -> NoReturn:
+    what = "an encoding label of" if whatwg is None else "decoded (it is a 'replacement' label) by"
+    raise UnreadableFile(
+        f"declared charset {declared!r} is not {what} the WHATWG Encoding Standard, so browsers do not read "
+        "the page by it (nothing was guessed): declare a charset browsers read, such as utf-8"
+    )
