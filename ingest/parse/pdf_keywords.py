@@ -54,7 +54,11 @@ def read_keyword_fields(fields: dict[str, Any], reader: PdfReader) -> None:
         # fields given as key=value in two /Keywords: never pick one set of them
         raise UnreadableFile("PDF metadata gives /Keywords 2 times, with key=value fields")
     sources = [(INFO_KEYWORDS, keywords)] if isinstance(keywords, str) else []
-    described = [("/Subject", fields["subject"])] if isinstance(fields.get("subject"), str) else []
+    subject = fields.get("subject")
+    # (/Subject given twice with different values: each is read, as a reader may show either)
+    described = [
+        ("/Subject", text) for text in (subject if isinstance(subject, list) else [subject]) if isinstance(text, str)
+    ]
     for where, text in _xmp_texts(reader):
         if where.endswith("dc:description"):
             described.append((where, text))
