@@ -286,7 +286,8 @@ RULES_VERSION = "10"  # 3: field names read case-insensitively; 4: "-" is "_" in
 # 7: access, status and superseded_by never stripped ("staff\u00a0" is an unknown label), inventory keys
 # with ".." resolved; 8: /Keywords items with unseen characters or no sign, charsets browsers do not read;
 # 9: HTML <meta property|itemprop|http-equiv> naming a field refused, charsets decoded as browsers decode them;
-# 10: PDF /Subject read by pdfium too and in each of two values
+# 10: PDF /Subject read by pdfium too and in each of two values, an XMP packet pypdf cannot parse that names
+# a field refused
 
 
 def _case_variants(source: str, folded: Mapping[str, list[tuple[str, Any]]]) -> list[str]:

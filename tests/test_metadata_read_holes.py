@@ -211,17 +211,22 @@ def test_an_empty_pdf_title_entry_is_no_title(tmp_path):
 # --- PDF: XMP keywords read like /Keywords; /Subject naming a field ----------------------------------------
 
 
-def pdf_with_xmp(description: str, keywords: str | None = None, subject: str | None = None, about: str = "") -> bytes:
+def memo_writer(title: str = "Memo", keywords: str | None = None, subject: str | None = None) -> PdfWriter:
+    """A one-page crownjewel memo with these information entries, to add to and write out."""
     buffer = io.BytesIO()
     pdf = canvas.Canvas(buffer)
-    pdf.setTitle("Memo")
+    pdf.setTitle(title)
     if keywords is not None:
         pdf.setKeywords(keywords)
     if subject is not None:
         pdf.setSubject(subject)
     pdf.drawString(72, 720, "The crownjewel memo on the page.")
     pdf.save()
-    writer = PdfWriter(clone_from=io.BytesIO(buffer.getvalue()))
+    return PdfWriter(clone_from=io.BytesIO(buffer.getvalue()))
+
+
+def pdf_with_xmp(description: str, keywords: str | None = None, subject: str | None = None, about: str = "") -> bytes:
+    writer = memo_writer(keywords=keywords, subject=subject)
     if description:
         packet = xmp_packet(
             f'<rdf:Description rdf:about="{about}" xmlns:pdf="http://ns.adobe.com/pdf/1.3/" '

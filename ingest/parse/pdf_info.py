@@ -16,7 +16,7 @@ from pypdf.xmp import DC_NAMESPACE, RDF_NAMESPACE
 
 from ingest.model import UnreadableFile
 from ingest.parse.pdf_info_check import check_against_pdfium, trailer_info_problem
-from ingest.parse.pdf_keywords import read_keyword_fields
+from ingest.parse.pdf_keywords import read_keyword_fields, refuse_unread_packet
 
 
 def _read_information(data: bytes, document: pdfium.PdfDocument | None = None) -> dict[str, Any]:
@@ -308,7 +308,8 @@ def _xmp_title(reader: PdfReader) -> str | list[str] | None:
                 values = by_language.setdefault(language, [])
                 if text and text not in values:
                     values.append(text)
-    except Exception:  # noqa: BLE001 - malformed XMP is ignored
+    except Exception as exc:  # noqa: BLE001 - a packet pypdf cannot parse: refused only if it has a title
+        refuse_unread_packet(reader, exc, title=True)
         return None
     titles = by_language.get("x-default") or next((v for v in by_language.values() if v), None)
     if not titles:

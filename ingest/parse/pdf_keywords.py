@@ -10,12 +10,15 @@ dates.
 
 from __future__ import annotations
 
+import codecs
+import html
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from pypdf import PdfReader
+from pypdf.generic import StreamObject
 from pypdf.xmp import DC_NAMESPACE, PDF_NAMESPACE, RDF_NAMESPACE
 
 from ingest.field_names import field_name, named_field
@@ -135,11 +138,13 @@ def _named_field(text: str, keywords: bool) -> str | None:
 def _xmp_texts(reader: PdfReader) -> Iterator[tuple[str, str]]:
     """(where, text) of every ``pdf:Keywords`` (attribute or element), ``dc:subject`` (its items joined
     by ';') and ``dc:description`` item of the XMP packet, in every rdf:Description whatever its
-    ``rdf:about`` (pypdf's own getters look only at ``rdf:about=""``); none when there is no readable packet."""
+    ``rdf:about`` (pypdf's own getters look only at ``rdf:about=""``); none when there is no packet, or
+    one pypdf cannot parse that names no field (``refuse_unread_packet``)."""
     try:
         xmp = reader.xmp_metadata
         descriptions = [] if xmp is None else list(xmp.rdf_root.getElementsByTagNameNS(RDF_NAMESPACE, "Description"))
-    except Exception:  # noqa: BLE001 - a packet that is not XML is read by no one
+    except Exception as exc:  # noqa: BLE001 - a packet pypdf cannot parse: refused only if its bytes name a field
+        refuse_unread_packet(reader, exc)
         return
     for description in descriptions:
         attribute = description.getAttributeNodeNS(PDF_NAMESPACE, "Keywords")
@@ -158,3 +163,66 @@ def _xmp_texts(reader: PdfReader) -> Iterator[tuple[str, str]]:
 
 def _text(element: Any) -> str:
     return "".join(child.data for child in element.childNodes if child.nodeType == child.TEXT_NODE)
+
+
+def refuse_unread_packet(reader: PdfReader, error: Exception, title: bool = False) -> None:
+    """Refuses the file (UnreadableFile) when the XMP packet, which pypdf cannot parse (``error``), names a
+    field in its text or attribute values in any form a keyword item is refused for (``access=staff``,
+    ``access: staff``, ``access staff``), or (``title``: the file has no other title) has a title element:
+    reading the file without it would let the inventory or access.default fill what it says. A packet
+    that names none (a producer's, dates, IDs, an XML declaration's ``version="1.0"``) is passed over,
+    as is a stream pypdf cannot decode at all (no text of it can be read)."""
+    text = _packet_text(reader)
+    if not text:
+        return
+    named = _named_field(_packet_values(text), keywords=True)
+    if named is None and not (title and _TITLE_ELEMENT.search(text)):
+        return
+    reason = " ".join(str(error).split())[:160] or type(error).__name__
+    what = f"it names {named!r}" if named is not None else "it gives a dc:title (the file has no /Title)"
+    raise UnreadableFile(
+        f"PDF metadata: the XMP packet cannot be read ({reason}), and {what}: write the fields in the "
+        "document information or /Keywords, or repair the packet (nothing was guessed)"
+    )
+
+
+def _packet_text(reader: PdfReader) -> str:
+    """The XMP stream's decoded bytes as text (by its byte-order mark, else UTF-8); "" when it cannot be decoded."""
+    try:
+        stream = reader.root_object["/Metadata"].get_object()
+        data = stream.get_data() if isinstance(stream, StreamObject) else b""
+    except Exception:  # noqa: BLE001 - no stream, or a filter pypdf cannot undo
+        return ""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return str(data[len(bom) :].decode(encoding, errors="replace"))
+    return str(data.decode("utf-8", errors="replace"))
+
+
+def _packet_values(text: str) -> str:
+    """What the packet says, one piece a line: the text between its tags (CDATA sections opened) and the
+    quoted values inside its tags (attributes, entity declarations), character references resolved;
+    not the names of its elements and attributes, nor processing instructions (``<?xml version="1.0"?>``)."""
+    text = _PROCESSING_INSTRUCTION.sub("\n", _CDATA.sub(lambda m: m.group(1).replace("<", "&lt;"), text))
+    values: list[str] = []
+
+    def kept_values(tag: re.Match[str]) -> str:
+        values.extend(a or b for a, b in _QUOTED.findall(tag.group(0)))
+        return "\n"
+
+    between = _TAG.sub(kept_values, text)
+    return html.unescape("\n".join([between, *values]))
+
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+_CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.DOTALL)
+_PROCESSING_INSTRUCTION = re.compile(r"<\?.*?\?>", re.DOTALL)
+_TAG = re.compile(r"<[^<>]*>")
+_QUOTED = re.compile(r"\"([^\"]*)\"|'([^']*)'")
+_TITLE_ELEMENT = re.compile(r"<(?:[\w.-]+:)?title[\s/>]", re.IGNORECASE)
