@@ -287,7 +287,7 @@ RULES_VERSION = "10"  # 3: field names read case-insensitively; 4: "-" is "_" in
 # with ".." resolved; 8: /Keywords items with unseen characters or no sign, charsets browsers do not read;
 # 9: HTML <meta property|itemprop|http-equiv> naming a field refused, charsets decoded as browsers decode them;
 # 10: PDF /Subject read by pdfium too and in each of two values, an XMP packet pypdf cannot parse that names
-# a field refused
+# a field refused, /Keywords "access LABEL" refused for configured labels too
 
 
 def _case_variants(source: str, folded: Mapping[str, list[tuple[str, Any]]]) -> list[str]:

@@ -6,6 +6,7 @@ access label written without a sign in /Keywords (``access internal``) was dropp
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 from pypdf import PdfReader
@@ -13,7 +14,7 @@ from pypdf.errors import PdfReadError
 
 from ingest.model import UnreadableFile
 from ingest.parse import read_metadata
-from tests.helpers import pdf_with_xmp_packet, xmp_packet
+from tests.helpers import ingest_cli, pdf_with_xmp_packet, search_hits, xmp_packet
 from tests.test_metadata_read_holes import corpus_with, memo_writer, refused_on_run, validate_problems
 
 NAMESPACES = 'xmlns:pdf="http://ns.adobe.com/pdf/1.3/" xmlns:dc="http://purl.org/dc/elements/1.1/"'
@@ -22,6 +23,13 @@ BROKEN = "</rdf:Seq>"  # a closing tag that closes nothing: expat, and so pypdf,
 
 def broken_packet(inside: str, attributes: str = "") -> str:
     return xmp_packet(f'<rdf:Description rdf:about="" {NAMESPACES} {attributes}>{inside}{BROKEN}</rdf:Description>')
+
+
+def pdf_without_packet(keywords: str) -> bytes:
+    """The memo with these /Keywords and no XMP packet."""
+    out = io.BytesIO()
+    memo_writer(keywords=keywords).write(out)
+    return out.getvalue()
 
 
 def pdf_with_packet(packet: str | bytes, title: str = "Memo") -> bytes:
@@ -102,3 +110,49 @@ def test_an_unread_packet_with_a_title_refuses_a_pdf_that_has_no_other():
     data = pdf_with_packet(broken_packet("<dc:title><rdf:Alt><rdf:li>Layoffs</rdf:li></rdf:Alt></dc:title>"), title="")
     with pytest.raises(UnreadableFile, match=r"the XMP packet cannot be read \(.*\), and it gives a dc:title"):
         read_metadata(data, "memo.pdf")
+
+
+# --- a configured access label written without a sign ----------------------------------------------------
+
+LABELS_TOML = (
+    '[access]\nlabels = ["public", "internal"]\n\n[roles]\npublic = ["public"]\nstaff = ["public", "internal"]\n'
+)
+INTERNAL = "doc_id=memo; version=1; access internal"
+
+
+def test_a_configured_label_after_access_without_a_sign_is_refused_not_a_keyword():
+    data = pdf_without_packet(keywords=INTERNAL)
+    with pytest.raises(UnreadableFile, match=r"/Keywords names 'access' in a form not read \('access internal'\)"):
+        read_metadata(data, "memo.pdf", labels=("public", "internal"))
+    # parsing is a function of the bytes and the labels it is given: without that label it is a keyword
+    assert read_metadata(data, "memo.pdf")["keywords"] == INTERNAL
+    packet = xmp_packet(f'<rdf:Description rdf:about="" {NAMESPACES}><pdf:Keywords>memo, Access Internal</pdf:Keywords>'
+                        "</rdf:Description>")  # fmt: skip
+    with pytest.raises(UnreadableFile, match="the XMP pdf:Keywords names 'Access' in a form not read"):
+        read_metadata(pdf_with_xmp_packet(memo_writer(), packet), "memo.pdf", labels=("public", "Internal"))
+
+
+def test_validate_refuses_it_with_the_corpus_labels_and_access_control_stays_a_keyword(tmp_path):
+    corpus = corpus_with(tmp_path, "memo.pdf", pdf_without_packet(keywords=INTERNAL), toml=LABELS_TOML)
+    code, problems = validate_problems(corpus)
+    assert code == 1 and len(problems) == 1, problems
+    assert problems[0].startswith("documents/memo.pdf: unreadable file: PDF metadata: /Keywords names 'access' in a")
+    ordinary = pdf_without_packet(keywords="access control; internal memo, access")
+    kept = corpus_with(tmp_path / "kept", "memo.pdf", ordinary, entry="{doc_id: memo, version: '1', access: public}",
+                       toml=LABELS_TOML)  # fmt: skip
+    assert validate_problems(kept) == (0, [])
+
+
+def test_a_stored_pdf_is_rejected_when_its_keyword_becomes_a_configured_label(tmp_path, store_args):
+    """Unchanged bytes are read again without their body (a sync's metadata-only read): that read knows
+    the labels too."""
+    corpus = corpus_with(tmp_path, "memo.pdf", pdf_without_packet(keywords=INTERNAL))
+    first = ingest_cli("run", corpus, "--json", *store_args)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert search_hits(store_args, "crownjewel", "public") == {"memo"}
+    (corpus / "ingest.toml").write_text(LABELS_TOML, encoding="utf-8")
+    done = ingest_cli("run", corpus, "--json", *store_args)
+    assert done.returncode == 1, done.stdout + done.stderr
+    [record] = json.loads(done.stdout)["problems"]
+    assert record["source"] == "documents/memo.pdf", record
+    assert "/Keywords names 'access' in a form not read ('access internal')" in record["problems"][0], record
