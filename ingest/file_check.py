@@ -127,9 +127,9 @@ def _checked(
     fields: Mapping[str, Any]
     try:
         if sha256 in skip_body:
-            fields = read_metadata(data, path.name)
+            fields = read_metadata(data, path.name, settings.labels)
         else:
-            parsed = parse_bytes(data, path.name)
+            parsed = parse_bytes(data, path.name, settings.labels)
             fields = parsed.metadata
     except UnreadableFile as exc:
         return rejected_file(source, {}, entry, [f"{source}: unreadable file: {exc}"], sha256)

@@ -278,14 +278,16 @@ def _empty_blocks_a_fill(
 
 # Bump when what counts as valid metadata changes (or how a format's fields are read): a run's scan
 # memo then re-checks every file instead of reusing the last run's verdicts.
-RULES_VERSION = "9"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
+RULES_VERSION = "10"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
 # fields kept as written, merge keys refused, misplaced front matter refused, same-file inventory keys;
 # 5: names NFKC + case-folded, fields after a '...' end marker or hidden behind a blank-looking first
 # line refused, /Keywords "access: staff" refused; 6: a field given empty is never filled, HTML <meta>
 # after </html> or with a repeated name/content refused, XMP keywords read, /Subject naming a field refused;
 # 7: access, status and superseded_by never stripped ("staff\u00a0" is an unknown label), inventory keys
 # with ".." resolved; 8: /Keywords items with unseen characters or no sign, charsets browsers do not read;
-# 9: HTML <meta property|itemprop|http-equiv> naming a field refused, charsets decoded as browsers decode them
+# 9: HTML <meta property|itemprop|http-equiv> naming a field refused, charsets decoded as browsers decode them;
+# 10: PDF /Subject read by pdfium too and in each of two values, an XMP packet pypdf cannot parse that names
+# a field refused, /Keywords "access LABEL" refused for configured labels too
 
 
 def _case_variants(source: str, folded: Mapping[str, list[tuple[str, Any]]]) -> list[str]:

@@ -199,7 +199,8 @@ class ChangedWhileRead(UnreadableFile):
 
 
 def parsed_document(doc: ScannedDocument, root: Path) -> SourceDocument:
-    """The document with its body parsed: a scan may have skipped it (bytes already stored)."""
+    """The document with its body parsed: a scan may have skipped it (bytes already stored). Its
+    metadata was read by the scan, with the corpus's access labels; they change no parsed text."""
     if isinstance(doc, SourceDocument):
         return doc
     data = read_document(Path(root) / doc.source)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
+
+from pypdf import PdfWriter
+from pypdf.generic import NameObject
 
 from ingest.model import Chunk, DocumentRecord, chunk_id
 
@@ -83,3 +87,24 @@ def search_hits(store_args: list[str], query: str, role: str) -> set[str]:
     done = ingest_cli("search", query, "--role", role, "--json", *store_args)
     assert done.returncode == 0, done.stdout + done.stderr
     return {hit["doc_id"] for hit in json.loads(done.stdout)["hits"]}
+
+
+def xmp_packet(rdf: str) -> str:
+    """An XMP packet around ``rdf``, the content of its rdf:RDF element (rdf:Description elements)."""
+    return (
+        '<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/">'
+        f'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">{rdf}</rdf:RDF></x:xmpmeta>'
+        '<?xpacket end="w"?>'
+    )
+
+
+def pdf_with_xmp_packet(writer: PdfWriter, packet: str | bytes) -> bytes:
+    """The writer's PDF, written out with ``packet`` (as it is: it need not be well-formed XML) as the
+    catalog's XMP metadata stream."""
+    writer.xmp_metadata = packet.encode() if isinstance(packet, str) else packet
+    stream = writer.root_object["/Metadata"]
+    stream[NameObject("/Type")] = NameObject("/Metadata")
+    stream[NameObject("/Subtype")] = NameObject("/XML")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()

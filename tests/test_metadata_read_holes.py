@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 from pypdf import PdfWriter
-from pypdf.generic import DecodedStreamObject, NameObject
 from reportlab.pdfgen import canvas
 
-from tests.helpers import ingest_cli, search_hits
+from tests.helpers import ingest_cli, pdf_with_xmp_packet, search_hits, xmp_packet
 
 FIELDS_HTML = '<title>Memo</title><meta name="doc_id" content="memo"><meta name="version" content="1">'
 
@@ -212,30 +211,28 @@ def test_an_empty_pdf_title_entry_is_no_title(tmp_path):
 # --- PDF: XMP keywords read like /Keywords; /Subject naming a field ----------------------------------------
 
 
-def pdf_with_xmp(description: str, keywords: str | None = None, subject: str | None = None, about: str = "") -> bytes:
+def memo_writer(title: str = "Memo", keywords: str | None = None, subject: str | None = None) -> PdfWriter:
+    """A one-page crownjewel memo with these information entries, to add to and write out."""
     buffer = io.BytesIO()
     pdf = canvas.Canvas(buffer)
-    pdf.setTitle("Memo")
+    pdf.setTitle(title)
     if keywords is not None:
         pdf.setKeywords(keywords)
     if subject is not None:
         pdf.setSubject(subject)
     pdf.drawString(72, 720, "The crownjewel memo on the page.")
     pdf.save()
-    writer = PdfWriter(clone_from=io.BytesIO(buffer.getvalue()))
+    return PdfWriter(clone_from=io.BytesIO(buffer.getvalue()))
+
+
+def pdf_with_xmp(description: str, keywords: str | None = None, subject: str | None = None, about: str = "") -> bytes:
+    writer = memo_writer(keywords=keywords, subject=subject)
     if description:
-        packet = (
-            '<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/">'
-            '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+        packet = xmp_packet(
             f'<rdf:Description rdf:about="{about}" xmlns:pdf="http://ns.adobe.com/pdf/1.3/" '
-            f'xmlns:dc="http://purl.org/dc/elements/1.1/">{description}</rdf:Description></rdf:RDF></x:xmpmeta>'
-            '<?xpacket end="w"?>'
+            f'xmlns:dc="http://purl.org/dc/elements/1.1/">{description}</rdf:Description>'
         )
-        stream = DecodedStreamObject()
-        stream.set_data(packet.encode())
-        stream[NameObject("/Type")] = NameObject("/Metadata")
-        stream[NameObject("/Subtype")] = NameObject("/XML")
-        writer._root_object[NameObject("/Metadata")] = writer._add_object(stream)
+        return pdf_with_xmp_packet(writer, packet)
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()

@@ -11,6 +11,7 @@ from reportlab.pdfgen import canvas
 
 from ingest.model import ParsedDocument, UnreadableFile
 from ingest.parse import parse_bytes, read_metadata
+from tests.helpers import pdf_with_xmp_packet, xmp_packet
 
 WIDTH, HEIGHT = A4
 TABLE = [("Product", "Years", "Region")] + [(f"Item {i}", str(i % 3 + 1), "EU") for i in range(1, 41)]
@@ -35,7 +36,11 @@ def make_policy_pdf() -> bytes:
     pdf.drawString(72, HEIGHT - 90, "Warranty terms")
     pdf.setFont("Helvetica", 11)
     y = HEIGHT - 120
-    for line in ("Every product carries a warranty of two years from the date", "of purchase. Claims must be regu-", "larly filed in writing."):
+    for line in (
+        "Every product carries a warranty of two years from the date",
+        "of purchase. Claims must be regu-",
+        "larly filed in writing.",
+    ):
         pdf.drawString(72, y, line)
         y -= 14
     y -= 14
@@ -50,10 +55,10 @@ def make_policy_pdf() -> bytes:
             chrome()
             pdf.setFont("Helvetica", 11)
             y = HEIGHT - 80
-            for x, cell in zip((72, 250, 400), TABLE[0]):  # the header row, repeated
+            for x, cell in zip((72, 250, 400), TABLE[0], strict=False):  # the header row, repeated
                 pdf.drawString(x, y, cell)
             y -= 14
-        for x, cell in zip((72, 250, 400), row):
+        for x, cell in zip((72, 250, 400), row, strict=False):
             pdf.drawString(x, y, cell)
         y -= 14
     y -= 14
@@ -255,7 +260,11 @@ def test_a_field_given_twice_with_different_values_is_refused():
     c.setKeywords("doc_id=two-titles; title=The Real Title; version=2;")
     c.drawString(72, 720, "Some text on the page.")
     c.save()
-    with pytest.raises(UnreadableFile, match="PDF metadata gives title twice: 'Untitled' in the document information and 'The Real Title' in /Keywords"):
+    with pytest.raises(
+        UnreadableFile,
+        match="PDF metadata gives title twice: 'Untitled' in the document information and 'The Real Title' in "
+        "/Keywords",
+    ):
         parse_bytes(buf.getvalue(), "x.pdf")
     writer = PdfWriter(clone_from=io.BytesIO(buf.getvalue()))
     writer.add_metadata({"/Title": "The Real Title", "/version": "2"})
@@ -282,7 +291,9 @@ def test_a_key_given_twice_in_the_information_dictionary_is_a_problem(entries: b
     meta, problems, _ = resolve_metadata("dupkey.pdf", metadata, None, Settings())
     assert meta is None
     assert problems == ["dupkey.pdf: access: given 2 times: ['public', 'staff']"]
-    single = parse_bytes(hand_made_pdf(b"BT /F1 12 Tf 72 700 Td (Minutes.) Tj ET", info.replace(b"/access (staff)", b"")), "x.pdf")
+    single = parse_bytes(
+        hand_made_pdf(b"BT /F1 12 Tf 72 700 Td (Minutes.) Tj ET", info.replace(b"/access (staff)", b"")), "x.pdf"
+    )
     assert single.metadata["access"] == "public"
 
 
@@ -343,24 +354,13 @@ def test_line_end_hyphen_kept_where_the_hyphenated_word_is_used_elsewhere() -> N
 
 
 def _with_xmp_titles(*items: str) -> bytes:
-    from pypdf.generic import DecodedStreamObject, NameObject
-
     writer = PdfWriter(clone_from=io.BytesIO(hand_made_pdf(b"BT /F1 12 Tf 72 700 Td (Minutes.) Tj ET")))
-    packet = (
-        '<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/">'
-        '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+    packet = xmp_packet(
         '<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/">'
         + "".join(f"<dc:title><rdf:Alt>{item}</rdf:Alt></dc:title>" for item in items)
-        + '</rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end="w"?>'
+        + "</rdf:Description>"
     )
-    stream = DecodedStreamObject()
-    stream.set_data(packet.encode())
-    stream[NameObject("/Type")] = NameObject("/Metadata")
-    stream[NameObject("/Subtype")] = NameObject("/XML")
-    writer._root_object[NameObject("/Metadata")] = writer._add_object(stream)
-    out = io.BytesIO()
-    writer.write(out)
-    return out.getvalue()
+    return pdf_with_xmp_packet(writer, packet)
 
 
 def test_an_xmp_title_given_twice_in_one_language_keeps_both_values() -> None:

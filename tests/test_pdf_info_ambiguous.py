@@ -75,6 +75,27 @@ def two_info_pdf(first: bytes, second: bytes) -> bytes:
     return bytes(out)
 
 
+def updated_info_pdf(first: bytes, second: bytes) -> bytes:
+    """A classic file with information dictionary ``first`` (object 5), and an incremental update that
+    writes object 5 again as ``second`` under generation 1 while its cross-reference entry says 0:
+    pypdf keeps the first dictionary, pdfium reads the update's."""
+    objects = _page_objects()
+    objects[5] = first
+    out, offsets = bytearray(b"%PDF-1.4\n"), {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n"
+    start = len(out)
+    out += b"xref\n0 7\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % offsets.get(n, 0) for n in range(1, 7))
+    out += b"trailer\n<< /Size 7 /Root 1 0 R /Info 5 0 R >>\nstartxref\n%d\n%%%%EOF\n" % start
+    again = len(out)
+    out += b"5 1 obj\n" + second + b"\nendobj\n"
+    update = len(out)
+    out += b"xref\n5 1\n%010d 00000 n \ntrailer\n<< /Size 7 /Root 1 0 R /Info 5 0 R /Prev %d >>\n" % (again, start)
+    out += b"startxref\n%d\n%%%%EOF\n" % update
+    return bytes(out)
+
+
 def info(access: bytes) -> bytes:
     return b"<< /Title (Merger) /doc_id (merger) /version (1) " + access + b" >>"
 
@@ -164,3 +185,45 @@ def test_a_trailer_naming_info_twice_with_an_escaped_name_is_refused() -> None:
         parse_bytes(data, "x.pdf")
     with pytest.raises(UnreadableFile, match="ambiguous"):
         read_metadata(data, "x.pdf")
+
+
+# pypdf reads the bytes of an odd-length UTF-16 string as PDFDocEncoding; pdfium reads them as UTF-16
+ODD_UTF16 = b"<FEFF" + "access: staff".encode("utf-16-be").hex().encode() + b"00>"
+
+SUBJECT_READ_TWO_WAYS = {
+    "incremental-update": updated_info_pdf(info(b"/access (public) /Subject (Memo)"),
+                                           info(b"/access (public) /Subject (access: staff)")),
+    "decoded-otherwise": object_stream_pdf(info(b"/access (public) /Subject " + ODD_UTF16), compress=True),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("layout", sorted(SUBJECT_READ_TWO_WAYS))
+def test_a_subject_pdfium_reads_otherwise_is_refused(layout: str) -> None:
+    """/Subject is read by pdfium too, like the fields that decide access: no field is read from it, but
+    one naming a field is refused, and a file whose /Subject only pdfium sees as 'access: staff' must not
+    pass as an ordinary subject."""
+    data = SUBJECT_READ_TWO_WAYS[layout]
+    for read in (parse_bytes, read_metadata):
+        with pytest.raises(UnreadableFile, match=r"ambiguous: subject: .* as pypdf reads the file, 'access: staff' as"):
+            read(data, "x.pdf")
+
+
+def test_a_subject_given_twice_is_read_in_each_value() -> None:
+    for twice in (b"/Subject (Memo) /Subject (access: staff)", b"/Subject (access: staff) /Subject (Memo)"):
+        data = object_stream_pdf(info(b"/access (public) " + twice), compress=True)
+        for read in (parse_bytes, read_metadata):
+            with pytest.raises(UnreadableFile, match="/Subject names 'access' in a form not read"):
+                read(data, "x.pdf")
+    alike = object_stream_pdf(info(b"/access (public) /Subject (Memo) /Subject (Board memo)"), compress=True)
+    assert read_metadata(alike, "x.pdf")["subject"] == ["Memo", "Board memo"]
+
+
+def test_a_subject_given_twice_must_hold_what_pdfium_reads() -> None:
+    document = pdfium.PdfDocument(updated_info_pdf(info(b"/Subject (Memo)"), info(b"/Subject (access: staff)")))
+    fields = [("/doc_id", "merger"), ("/version", "1")]
+    try:
+        check_against_pdfium([*fields, ("/Subject", "Memo"), ("/Subject", "access: staff")], document)
+        with pytest.raises(UnreadableFile, match="subject: 'Memo' as pypdf reads the file, 'access: staff' as pdfium"):
+            check_against_pdfium([*fields, ("/Subject", "Memo"), ("/Subject", "Board memo")], document)
+    finally:
+        document.close()

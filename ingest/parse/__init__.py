@@ -3,14 +3,17 @@
 ``parse_bytes(data, name)`` picks the parser from the file name's suffix. Every
 parser is a pure function of the bytes: the same bytes always give the same text.
 A file that cannot be read raises :class:`ingest.model.UnreadableFile` with a
-reason, never any other exception.
+reason, never any other exception. ``labels``, the corpus's access labels (from its
+settings, which the caller reads), are the one value besides the bytes that a
+metadata rule needs: a PDF keyword ``access internal`` names a field where
+``internal`` is a label.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, cast
 
@@ -47,11 +50,14 @@ _PARSERS = {
 }
 
 
-_loaded: dict[tuple[str, int], Callable[[bytes], Any]] = {}  # (format, which) -> function, once imported
+_READS_LABELS = frozenset({"pdf"})  # the formats whose functions take the access labels
+
+_loaded: dict[tuple[str, int], Callable[[bytes, Collection[str]], Any]] = {}  # (format, which) -> function
 
 
-def _function(name: str | Path, which: int) -> Callable[[bytes], Any]:
-    """The parser (1) or metadata reader (2) for a file name; UnreadableFile for other suffixes."""
+def _function(name: str | Path, which: int) -> Callable[[bytes, Collection[str]], Any]:
+    """The parser (1) or metadata reader (2) for a file name, called with the bytes and the access
+    labels; UnreadableFile for other suffixes."""
     fmt = format_of(name)
     if fmt is None:
         raise UnreadableFile(f"unsupported file type {Path(name).suffix!r}")
@@ -60,29 +66,35 @@ def _function(name: str | Path, which: int) -> Callable[[bytes], Any]:
     found = _loaded.get((fmt, which))
     if found is None:
         entry = _PARSERS[fmt]
-        found = _loaded[fmt, which] = cast(
-            Callable[[bytes], Any], getattr(importlib.import_module(entry[0]), entry[which])
-        )
+        function = getattr(importlib.import_module(entry[0]), entry[which])
+        found = _loaded[fmt, which] = function if fmt in _READS_LABELS else _without_labels(function)
     return found
 
 
-def parse_bytes(data: bytes, name: str | Path) -> ParsedDocument:
+def _without_labels(function: Callable[[bytes], Any]) -> Callable[[bytes, Collection[str]], Any]:
+    def call(data: bytes, labels: Collection[str]) -> Any:
+        return function(data)
+
+    return call
+
+
+def parse_bytes(data: bytes, name: str | Path, labels: Collection[str] = ()) -> ParsedDocument:
     parser = _function(name, 1)
     if not data:
         raise UnreadableFile("empty file")
     if len(data) > MAX_BYTES:
         raise UnreadableFile(f"file too large ({len(data)} bytes; limit {MAX_BYTES})")
     try:
-        return cast(ParsedDocument, parser(data))
+        return cast(ParsedDocument, parser(data, labels))
     except RecursionError:
         # Deeply nested markup (100,000 <div>s, endless > quotes) exhausts the parser's stack.
         raise UnreadableFile("nested too deeply to parse") from None
 
 
-def read_metadata(data: bytes, name: str | Path) -> dict[str, Any]:
+def read_metadata(data: bytes, name: str | Path, labels: Collection[str] = ()) -> dict[str, Any]:
     """The raw metadata fields of a file without parsing its body: the same fields
-    ``parse_bytes(data, name).metadata`` gives, for files a sync already holds unchanged."""
-    return cast(dict[str, Any], _function(name, 2)(data))
+    ``parse_bytes(data, name, labels).metadata`` gives, for files a sync already holds unchanged."""
+    return cast(dict[str, Any], _function(name, 2)(data, labels))
 
 
 def parse_file(path: str | Path) -> ParsedDocument:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import gc
 import logging
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -95,14 +95,15 @@ MAX_HEADING_WORDS = 16
 logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 
-def read_pdf_metadata(data: bytes) -> dict[str, Any]:
-    """Only the document information: what a sync needs for a file it already holds."""
-    return _read_information(data)
+def read_pdf_metadata(data: bytes, labels: Collection[str] = ()) -> dict[str, Any]:
+    """Only the document information: what a sync needs for a file it already holds (``labels``: the
+    corpus's access labels, see pdf_keywords.access_words)."""
+    return _read_information(data, labels=labels)
 
 
-def parse_pdf(data: bytes) -> ParsedDocument:
+def parse_pdf(data: bytes, labels: Collection[str] = ()) -> ParsedDocument:
     with _collector_paused():
-        return _parse(data)
+        return _parse(data, labels)
 
 
 @contextmanager
@@ -121,14 +122,14 @@ def _collector_paused() -> Iterator[None]:
         gc.enable()
 
 
-def _parse(data: bytes) -> ParsedDocument:
+def _parse(data: bytes, labels: Collection[str]) -> ParsedDocument:
     try:
         document: pdfium.PdfDocument | None = pdfium.PdfDocument(data)
     except Exception:  # noqa: BLE001 - pdfium refuses what it cannot open (after pypdf says why, below)
         document = None
     try:
         # pdfium's document also checks the information fields that decide access (see pdf_info)
-        metadata = _read_information(data, document)
+        metadata = _read_information(data, document, labels)
         if document is None:
             raise UnreadableFile("not a PDF")
         pages, outline = _read_pages_and_outline(document, data)

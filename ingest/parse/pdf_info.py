@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import re
 import warnings
+from collections.abc import Collection
 from typing import Any
 
 import pypdfium2 as pdfium
@@ -16,11 +17,14 @@ from pypdf.xmp import DC_NAMESPACE, RDF_NAMESPACE
 
 from ingest.model import UnreadableFile
 from ingest.parse.pdf_info_check import check_against_pdfium, trailer_info_problem
-from ingest.parse.pdf_keywords import read_keyword_fields
+from ingest.parse.pdf_keywords import read_keyword_fields, refuse_unread_title
 
 
-def _read_information(data: bytes, document: pdfium.PdfDocument | None = None) -> dict[str, Any]:
-    """The document information entries (and key=value pairs in /Keywords, and XMP dc:title).
+def _read_information(
+    data: bytes, document: pdfium.PdfDocument | None = None, labels: Collection[str] = ()
+) -> dict[str, Any]:
+    """The document information entries (and key=value pairs in /Keywords, and XMP dc:title); ``labels``,
+    the corpus's access labels, are what ``access LABEL`` without a sign names (pdf_keywords).
 
     The fields that decide who reads a document are read again by pdfium (``document``, opened
     here when not given): a file the two readers read differently is refused, never indexed
@@ -32,7 +36,7 @@ def _read_information(data: bytes, document: pdfium.PdfDocument | None = None) -
         reader = _open_reader(data)
         _check_trailer(reader, data)
         entries = _info_entries(reader)
-        fields = _information_fields(reader, entries)
+        fields = _information_fields(reader, entries, labels)
     if document is not None:
         check_against_pdfium(entries, document)
         return fields
@@ -129,7 +133,7 @@ def _info_entries(reader: PdfReader) -> list[tuple[str, Any]]:
         return []
 
 
-def _information_fields(reader: PdfReader, entries: list[tuple[str, Any]]) -> dict[str, Any]:
+def _information_fields(reader: PdfReader, entries: list[tuple[str, Any]], labels: Collection[str]) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     try:
         values_by_name: dict[str, list[Any]] = {}
@@ -144,11 +148,11 @@ def _information_fields(reader: PdfReader, entries: list[tuple[str, Any]]) -> di
         fields = {name: values[0] if len(values) == 1 else values for name, values in values_by_name.items()}
     except Exception:  # noqa: BLE001 - a damaged information dictionary yields no fields, not a failure
         fields = {}
-    read_keyword_fields(fields, reader)
+    read_keyword_fields(fields, reader, labels)
     if fields.get("title") == "":
         del fields["title"]  # an empty /Title () states nothing: producers (hyperref) write one by default
     if not fields.get("title"):
-        title = _xmp_title(reader)
+        title = _xmp_title(reader, labels)
         if title:
             fields["title"] = title
     return fields
@@ -288,7 +292,7 @@ def _plain_value(value: Any) -> Any:
     return str(value)
 
 
-def _xmp_title(reader: PdfReader) -> str | list[str] | None:
+def _xmp_title(reader: PdfReader, labels: Collection[str]) -> str | list[str] | None:
     """dc:title from the XMP packet: its x-default entry, else its first. One language given twice
     with different values (two x-default entries, or two dc:title elements) returns both, for the
     "given 2 times" problem: pypdf's ``dc_title`` keeps the last silently."""
@@ -308,7 +312,8 @@ def _xmp_title(reader: PdfReader) -> str | list[str] | None:
                 values = by_language.setdefault(language, [])
                 if text and text not in values:
                     values.append(text)
-    except Exception:  # noqa: BLE001 - malformed XMP is ignored
+    except Exception as exc:  # noqa: BLE001 - a packet pypdf cannot parse: refused only if it has a title
+        refuse_unread_title(reader, exc, labels)
         return None
     titles = by_language.get("x-default") or next((v for v in by_language.values() if v), None)
     if not titles:

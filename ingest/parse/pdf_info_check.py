@@ -19,7 +19,8 @@ from pypdf.generic import BooleanObject, FloatObject, IndirectObject, NameObject
 from ingest.field_names import field_name
 from ingest.model import UnreadableFile
 
-# the fields that say who reads which version when (and /Keywords, which can carry them as key=value)
+# the fields that say who reads which version when (and /Keywords, which can carry them as key=value, and
+# /Subject, from which none is read but one it names in any form refuses the file: pdf_keywords)
 CHECKED_FIELDS = (
     "doc_id",
     "version",
@@ -29,6 +30,7 @@ CHECKED_FIELDS = (
     "effective_to",
     "superseded_by",
     "keywords",
+    "subject",
 )
 
 # the spellings of each field looked up in pdfium's reading when pypdf's has none (pdfium looks a key
@@ -50,6 +52,8 @@ _MAX_TEXT_BYTES = 1 << 20
 
 _EMPTY = {"", "''", "b''", "None"}
 
+_READ_EACH = frozenset({"keywords", "subject"})  # given twice: each value read (pdf_keywords), none refused
+
 
 def check_against_pdfium(entries: Sequence[tuple[str, Any]], document: pdfium.PdfDocument) -> None:
     """Refuses the file (UnreadableFile) when pdfium reads one of CHECKED_FIELDS otherwise than
@@ -62,9 +66,10 @@ def check_against_pdfium(entries: Sequence[tuple[str, Any]], document: pdfium.Pd
         if field_name(tag) in CHECKED_FIELDS and tag.isascii():
             ours.setdefault(tag, []).append(value)
             texts.setdefault(field_name(tag), set()).add(_text(value).strip() or repr(value)[:200])
-    # a field pypdf reads two ways is refused as "given 2 times" (by the metadata check, or for
-    # /Keywords by pdf_info), which says more
-    given_twice = {name for name, values in texts.items() if len(values - _EMPTY) > 1}
+    # a field pypdf reads two ways is refused as "given 2 times" by the metadata check, which says more;
+    # /Keywords and /Subject given twice are not (only key=value /Keywords are, by pdf_keywords, before
+    # this check): pdfium's reading must then be one of pypdf's values
+    given_twice = {name for name, values in texts.items() if len(values - _EMPTY) > 1} - _READ_EACH
     for tag in sorted(_SPELLING_SET.union(ours)):
         if field_name(tag) in given_twice:
             continue
