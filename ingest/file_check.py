@@ -43,6 +43,8 @@ if TYPE_CHECKING:  # only annotations: chunking is imported where a file is chec
 
 # the "sha256" of a file over the size limit, never read: no stored version's (see _checked)
 OVER_SIZE_LIMIT = "(over the size limit: not read)"
+# stands for the sha256 of a rejected file whose reader refused its metadata (ingest.kept)
+REFUSED_BY_READER = "(metadata refused by its reader)"
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,9 @@ class Rejected:
     # refused by the parser's environment (its time limit, its memory cap, its process dying, an
     # unexpected parser error), not by the file: never remembered in the scan memo, so the next run reads the file again
     transient: bool = False
+    # the file was read and its reader refused what it declares (ambiguous, hidden or unreadable
+    # metadata): unchanged bytes no longer vouch for a stored version indexed under older rules
+    refused_by_reader: bool = False
 
 
 Scanned: TypeAlias = Accepted | Rejected
@@ -132,7 +137,8 @@ def _checked(
             parsed = parse_bytes(data, path.name, settings.labels)
             fields = parsed.metadata
     except UnreadableFile as exc:
-        return rejected_file(source, {}, entry, [f"{source}: unreadable file: {exc}"], sha256)
+        refused = rejected_file(source, {}, entry, [f"{source}: unreadable file: {exc}"], sha256)
+        return replace(refused, refused_by_reader=True)
     except MemoryError:
         raise  # the parser's memory cap, not the file: rejected as such by _check_file
     except Exception as exc:  # noqa: BLE001 - a parser bug must not stop the other files; reported as such

@@ -14,10 +14,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ingest.corpus import CorpusScan
+from ingest.file_check import REFUSED_BY_READER
 from ingest.metadata import Visibility, visibility_of
 from ingest.model import DocumentRecord, ScannedDocument
 
 UNREADABLE = "its file changed and no longer declares readable access, dates and status"
+REFUSED = (
+    "its file's metadata is refused by this release's readers (ambiguous or hidden fields), so its unchanged "
+    "bytes no longer vouch for the access, dates and status it was indexed with"
+)
 
 
 @dataclass(frozen=True)
@@ -86,9 +91,12 @@ def same_file_reason(old: DocumentRecord, sha256: str, declared: Visibility | No
 
     It keeps it only while it still declares exactly the stored access, dates and status, or its
     bytes are the stored ones and nothing says otherwise: a file that now names another label, a
-    bad label, no label, or cannot be read at all after an edit may be narrowing who may read it.
+    bad label, no label, or cannot be read at all after an edit may be narrowing who may read it, and
+    a reader that refuses the file's metadata (a release's stricter rules) says otherwise.
     """
     if declared is None:
+        if sha256 == REFUSED_BY_READER:
+            return REFUSED
         return None if sha256 in ("", old.source_sha256) else UNREADABLE
     differs = _differences(old, declared)
     return ", ".join(f"{name} {was!r} → {now}" for name, was, now in differs) + " in the folder" if differs else None

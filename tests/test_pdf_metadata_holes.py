@@ -156,3 +156,6 @@ def test_a_stored_pdf_is_rejected_when_its_keyword_becomes_a_configured_label(tm
     [record] = json.loads(done.stdout)["problems"]
     assert record["source"] == "documents/memo.pdf", record
     assert "/Keywords names 'access' in a form not read ('access internal')" in record["problems"][0], record
+    # the unchanged bytes indexed before (as a keyword) no longer vouch for the stored version: withdrawn
+    assert search_hits(store_args, "crownjewel", "public") == set()
+    assert "metadata is refused by this release's readers" in json.dumps(json.loads(done.stdout)), done.stdout
