@@ -77,6 +77,9 @@ DROPPED = {
     "hidden caption": "<table><caption hidden>Copy</caption><tr><td>cell</td></tr></table>",
     "svg title and style": "<svg><title>Copy</title><style>English{}</style><desc>Copy</desc></svg>",
     "hidden svg": '<svg aria-hidden="true"><text>Copy</text></svg>',
+    "hidden table row": '<table><tr><td>cell</td></tr><tr style="display:none"><td>Copy</td></tr></table>',
+    "hidden row group": "<table><tbody hidden><tr><td>Copy</td></tr></tbody><tr><td>cell</td></tr></table>",
+    "hidden table cell": "<table><tr><td>cell</td><td hidden>Copy</td></tr></table>",
 }
 
 

@@ -287,11 +287,16 @@ class _Page:
         for row in table.iter("tr", "caption"):
             if next(row.iterancestors("table"), None) is not table:
                 continue  # a nested table's row or caption: in the text of the cell holding it
+            if not self.shown_within(row, table):
+                continue  # hidden, or in a hidden row group
             if row.tag == "caption":
-                if self.shown_within(row, table):
-                    rows.append(self.inline_text(row))
+                rows.append(self.inline_text(row))
                 continue
-            cells = [self.inline_text(cell) for cell in row if cell.tag == "td" or cell.tag == "th"]
+            cells = [
+                self.inline_text(cell)
+                for cell in row
+                if (cell.tag == "td" or cell.tag == "th") and cell not in self.hidden
+            ]
             if any(cells):
                 rows.append(" | ".join(cells))
         return [row for row in rows if row]
