@@ -3,19 +3,22 @@
 Main content: the page's ``main`` (or ``[role=main]``), else its one ``article``, else
 Sphinx's ``div.body`` / ``div.document``, else the whole body — unless that element holds
 too little of the page's text to be the content. Furniture dropped wherever it is: script,
-style, nav, noscript, template, forms, hidden elements, navigation/banner/search landmarks,
-DocBook's navigation bars and per-page tables of contents (``div.navheader``,
-``div.navfooter``, ``div.toc``), permalink marks (``a.headerlink``, a ``¶``/``#`` link to
-the element itself), and outside the content: header, footer, aside and site footers.
+style, nav, noscript, template, forms and their controls (button, select), hidden elements,
+navigation/banner/search landmarks, DocBook's navigation bars and per-page tables of
+contents (``div.navheader``, ``div.navfooter``, ``div.toc``), permalink marks
+(``a.headerlink``, a ``¶``/``#`` link to the element itself), and outside the content:
+header, footer, aside and site footers.
 
 Blocks: h1–h6 headings; p paragraphs; ul/ol one list block (one item a line, code and
-tables inside an item keep their lines, indented under it); table one block (one row a
-line, cells joined by `` | ``); pre code (line breaks kept); an admonition (``div.note``,
-``div.warning``, ``div.admonition``, ``aside.admonition`` …) one ``note`` block of its lines,
-title first, never a heading; each term of a definition list with its description one
-``definition`` block (term lines, then the description's lines; a definition list nested
-in the description ends it and gives its own blocks); a footnote one paragraph. Loose text
-in divs, sections and articles becomes paragraphs. Whitespace in a paragraph is collapsed.
+tables inside an item keep their lines, indented under it); table one block (its caption a
+line where it stands, one row a line, cells joined by `` | ``); pre code (line breaks
+kept); an admonition (``div.note``, ``div.warning``, ``div.admonition``,
+``aside.admonition`` …) one ``note`` block of its lines, title first, never a heading; each
+term of a definition list with its description one ``definition`` block (term lines, then
+the description's lines; a definition list nested in the description ends it and gives its
+own blocks); a footnote one paragraph. Loose text in divs, sections and articles becomes
+paragraphs, and so do the drawn labels of an inline SVG (each ``<text>`` words of its own;
+its title and description are not drawn). Whitespace in a paragraph is collapsed.
 
 The tree is built by lxml (libxml2's HTML parser, in C) and walked directly: a soup
 would cost five times the parse for the same tree.
@@ -39,6 +42,7 @@ from ingest.parse.html_rules import (
     HEADINGS,
     PAGE_CHROME,
     SITE_FOOTER_CLASSES,
+    SVG_LABELS,
     _classes,
     _content_root,
     _hidden_elements,
@@ -158,14 +162,7 @@ class _Walker:
         elif name == "dl":
             self.definitions(child, in_content)
         elif name in ADMONITION_ELEMENTS and _classes(child) & ADMONITION_CLASSES:
-            if self.capture is None:
-                capture = self.begin("note", [])
-                self.walk(child, in_content)
-                self.end(capture)
-            else:
-                self.flush()
-                self.walk(child, in_content)
-                self.flush()
+            self.note(child, in_content)
         elif name == "aside" and "footnote" in _classes(child):
             self.add("paragraph", page.inline_text(child))
         elif name in BLOCK_CONTAINERS or name == "aside":
@@ -174,11 +171,26 @@ class _Walker:
             self.flush()
         elif name == "br":
             loose.append(" ")
+        elif name in SVG_LABELS:  # a label of a drawing: words of its own
+            loose.append(" ")
+            self.walk(child, in_content)
+            loose.append(" ")
         elif not len(child):  # inline element holding text only: the commonest case
             if child.text:
                 loose.append(child.text)
         else:  # inline element: its text joins the loose run around it
             self.walk(child, in_content)
+
+    def note(self, node: Element, in_content: bool) -> None:
+        """An admonition: one note block of its lines, or its lines merged into the capture it is in."""
+        if self.capture is None:
+            capture = self.begin("note", [])
+            self.walk(node, in_content)
+            self.end(capture)
+        else:
+            self.flush()
+            self.walk(node, in_content)
+            self.flush()
 
     def is_furniture(self, node: Element, name: str, in_content: bool) -> bool:
         classes = _classes(node)

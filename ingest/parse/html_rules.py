@@ -18,7 +18,6 @@ DROPPED = {
     "head",
     "iframe",
     "object",
-    "svg",
     "button",
     "select",
     "form",
@@ -103,6 +102,7 @@ BLOCK_CONTAINERS = {
     "details",
     "summary",
     "fieldset",
+    "legend",
     "center",
     "caption",
     "header",
@@ -121,13 +121,19 @@ BLOCK_CONTAINERS = {
 BREAKING = BLOCK_CONTAINERS | set(HEADINGS) | {"p", "ul", "ol", "table", "pre", "br"}  # end a run of words
 
 
+# Parts of an inline SVG drawing whose text is never drawn (a tooltip, a description, metadata); its
+# ``<text>`` labels are drawn, each set apart from the next (SVG_LABELS). Style and script are DROPPED.
+SVG_UNDRAWN = ("title", "desc", "metadata")
+SVG_LABELS = {"text"}
+
+
 # Tags whose class names are looked at (furniture, site footers, admonitions): block-level
 # elements and links. An inline span is never furniture by its class alone.
 CLASS_CHECKED = BLOCK_CONTAINERS | ADMONITION_ELEMENTS | {"a", "p", "ul", "ol", "dl", "table", "aside"}
 
 
 # Descendants that stop a subtree's text from being taken whole, as lxml serialises it.
-_SPECIAL_INSIDE = tuple(DROPPED | BREAKING)
+_SPECIAL_INSIDE = tuple(DROPPED | BREAKING | SVG_LABELS)
 
 
 # Hiding attributes as written in a tag, at the attribute's name (the UTF-8 source, ASCII lower-cased).
@@ -174,6 +180,12 @@ def _hidden(node: Element) -> bool:
 
 
 def _hidden_elements(source: bytes, body: Element) -> set[Element]:
+    """Every hidden element of the page (see :func:`_hidden`) and the undrawn parts of its SVG drawings."""
+    undrawn = {part for svg in body.iter("svg") for part in svg.iter(*SVG_UNDRAWN)}
+    return _hiding_elements(source, body) | undrawn if undrawn else _hiding_elements(source, body)
+
+
+def _hiding_elements(source: bytes, body: Element) -> set[Element]:
     """Every hidden element of the page (see :func:`_hidden`), found once.
 
     Looking at the attributes of every element costs more than building the tree, so
@@ -228,7 +240,7 @@ class _Page:
         for child in node:
             name = child.tag
             if name.__class__ is str and child not in excluded and not self.skipped(child, name):
-                if name in BREAKING:
+                if name in BREAKING or name in SVG_LABELS:
                     out.append(" ")
                     self.strings(child, out, excluded)
                     out.append(" ")
@@ -270,14 +282,24 @@ class _Page:
                 out.append(child.tail)
 
     def table_rows(self, table: Element) -> list[str]:
+        """One line per row (cells joined by `` | ``), the table's caption a line of its own where it is."""
         rows: list[str] = []
-        for row in table.iter("tr"):
+        for row in table.iter("tr", "caption"):
             if next(row.iterancestors("table"), None) is not table:
-                continue  # a nested table's row
-            cells = [self.inline_text(cell) for cell in row if cell.tag == "td" or cell.tag == "th"]
+                continue  # a nested table's row or caption: in the text of the cell holding it
+            if not self.shown_within(row, table):
+                continue  # hidden, or in a hidden row group
+            if row.tag == "caption":
+                rows.append(self.inline_text(row))
+                continue
+            cells = [
+                self.inline_text(cell)
+                for cell in row
+                if (cell.tag == "td" or cell.tag == "th") and cell not in self.hidden
+            ]
             if any(cells):
                 rows.append(" | ".join(cells))
-        return rows
+        return [row for row in rows if row]
 
     def list_lines(self, node: Element, depth: int) -> list[str]:
         """One line per item (``- `` or ``N. ``), nested lists indented under their item; code
@@ -364,7 +386,7 @@ class _Page:
                             pieces = []
                         lines = self.code_text(child).split("\n") if name == "pre" else self.table_rows(child)
                         parts.append(("lines", [line.rstrip() for line in lines]))
-                    elif name in BREAKING:
+                    elif name in BREAKING or name in SVG_LABELS:
                         pieces.append(" ")
                         visit(child)
                         pieces.append(" ")
