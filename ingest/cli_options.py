@@ -449,7 +449,9 @@ def day_of(value: str | None) -> date | None:
     try:
         return parse_as_of(value)
     except ValueError:
-        raise CommandError(USAGE, f"--as-of {value!r} is not a YYYY-MM-DD date (or 'today', 'any')") from None
+        raise CommandError(
+            USAGE, f"--as-of {value!r} is not a YYYY-MM-DD date, 'today' or 'any' (lower case)"
+        ) from None
 
 
 def write_junit(path: Path | None, *suites: Suite) -> None:
