@@ -297,9 +297,7 @@ def search(
     as_of: str | None = typer.Option(
         None, "--as-of", help="Only chunks in force on this date (YYYY-MM-DD; default today; 'any' for no date filter)."
     ),
-    doc_ids: list[str] | None = typer.Option(
-        None, "--doc-id", metavar="<str>", help="Only this document (one --doc-id)."
-    ),
+    doc_ids: list[str] | None = typer.Option(None, "--doc-id", metavar="<str>", help="Only this document (once)."),
     flags: ConnectionRequest = NO_FLAGS,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="One line per hit, no passage."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Each hit's whole passage, and the time taken."),
