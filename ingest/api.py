@@ -35,19 +35,25 @@ if TYPE_CHECKING:
 
 AsOf = date | str | None
 TODAY = "today"
+ANY = "any"
 
 
 def parse_as_of(value: str | None) -> date | None:
-    """None or "today" → today; "any" (or "all", "none") → no date filter; else a YYYY-MM-DD date, and
-    no other ISO form: which day "20260101" or "2026-W01-1" means is never guessed (ValueError)."""
-    text = TODAY if value is None else value.lower()  # " 2026-01-01 " is not guessed at either
-    if text == TODAY:
+    """None or "today" → today; "any" → no date filter; else a YYYY-MM-DD date. Nothing else: not
+    "none"/"None" (what ``str(None)`` gives a service by mistake), "all", "ANY" or "Today", and no other
+    ISO form: which day "20260101" or "2026-W01-1" means is never guessed (ValueError)."""
+    if value is None or value == TODAY:  # " 2026-01-01 " is not guessed at either
         return date.today()
-    if text in ("any", "all", "none"):
+    if value == ANY:
         return None
-    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text):
+    if not is_plain_date(value):
         raise ValueError(f"{value!r} is not a YYYY-MM-DD date")
-    return date.fromisoformat(text)
+    return date.fromisoformat(value)
+
+
+def is_plain_date(value: str) -> bool:
+    """Exactly YYYY-MM-DD, ASCII digits, nothing around it (``date.fromisoformat`` takes "20260101")."""
+    return re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value) is not None
 
 
 class UnknownRole(ValueError):
@@ -126,7 +132,7 @@ def as_of_date(value: AsOf) -> date | None:
     try:
         return parse_as_of(value)
     except ValueError:
-        raise ValueError(f"as_of {value!r} is not a YYYY-MM-DD date (or 'today', 'any')") from None
+        raise ValueError(f"as_of {value!r} is not a YYYY-MM-DD date, 'today' or 'any' (lower case)") from None
 
 
 def check_search_arguments(query: object, role: object, top: object, doc_id: object) -> None:

@@ -297,7 +297,7 @@ def search(
     as_of: str | None = typer.Option(
         None, "--as-of", help="Only chunks in force on this date (YYYY-MM-DD; default today; 'any' for no date filter)."
     ),
-    doc_id: str | None = typer.Option(None, "--doc-id", help="Only this document."),
+    doc_ids: list[str] | None = typer.Option(None, "--doc-id", metavar="<str>", help="Only this document (once)."),
     flags: ConnectionRequest = NO_FLAGS,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="One line per hit, no passage."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Each hit's whole passage, and the time taken."),
@@ -307,7 +307,7 @@ def search(
     started = time.perf_counter()
     with store_command(flags, as_json) as (config, connection):
         day = day_of(as_of)
-        cli_options.check_doc_id_option(doc_id)
+        doc_id = cli_options.one_doc_id(doc_ids)
         index = Index(open_store(config, create=False), connection)
         try:
             index.store.check()

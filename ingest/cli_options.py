@@ -437,10 +437,18 @@ def corpus_dir(corpus: Path) -> Path:
     return corpus
 
 
-def check_doc_id_option(doc_id: str | None) -> None:
-    """``--doc-id ''`` (an unset variable, ``--doc-id "$ID"``) is a usage error, never every document."""
-    if doc_id == "":
+def one_doc_id(doc_ids: list[str] | None) -> str | None:
+    """The one ``--doc-id``, or None. ``--doc-id a --doc-id b`` is a usage error: one would be dropped
+    unseen (click keeps the last). ``--doc-id ''`` (an unset variable, ``--doc-id "$ID"``) is one too,
+    never every document."""
+    if not doc_ids:
+        return None
+    if len(doc_ids) > 1:
+        given = " ".join(f"--doc-id {d!r}" for d in doc_ids)
+        raise CommandError(USAGE, f"{given}: search takes one --doc-id (search each document on its own)")
+    if doc_ids[0] == "":
         raise CommandError(USAGE, "--doc-id '' is not a doc_id (leave --doc-id out to search every document)")
+    return doc_ids[0]
 
 
 def day_of(value: str | None) -> date | None:
@@ -449,7 +457,9 @@ def day_of(value: str | None) -> date | None:
     try:
         return parse_as_of(value)
     except ValueError:
-        raise CommandError(USAGE, f"--as-of {value!r} is not a YYYY-MM-DD date (or 'today', 'any')") from None
+        raise CommandError(
+            USAGE, f"--as-of {value!r} is not a YYYY-MM-DD date, 'today' or 'any' (lower case)"
+        ) from None
 
 
 def write_junit(path: Path | None, *suites: Suite) -> None:

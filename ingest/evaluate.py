@@ -3,6 +3,7 @@ misses, leaks and the CI gates."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -65,7 +66,9 @@ def load_questions(path: Path) -> list[Question]:
         if as_of is not None and not isinstance(as_of, (str, date)):
             raise QuestionsError(f"{where} ({qid}): as_of {as_of!r} is not a YYYY-MM-DD date")
         if isinstance(as_of, str):
-            try:
+            try:  # exactly YYYY-MM-DD: fromisoformat would read "20250101", "none" is no date
+                if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", as_of):
+                    raise ValueError(as_of)
                 as_of = date.fromisoformat(as_of)
             except ValueError:
                 raise QuestionsError(f"{where} ({qid}): as_of {as_of!r} is not a YYYY-MM-DD date") from None

@@ -42,7 +42,7 @@ STATUSES = ("current", "superseded")
 SLUG = re.compile(r"[a-z0-9][a-z0-9._-]*")
 SLUG_TEXT = "[a-z0-9][a-z0-9._-]*"
 SUPERSEDED_BY = re.compile(r"(?P<doc_id>[a-z0-9][a-z0-9._-]*)@(?P<version>[^\s|@]+)")
-ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")  # ASCII digits only: \d takes "２０２５"
 INVENTORY = "inventory.yaml"
 MAX_INVENTORY_NODES = 100_000  # expanded YAML nodes; more is an alias bomb, not an inventory
 MAX_FIELD_VALUES = 10_000  # expanded values of one field; more is an alias bomb, not metadata
@@ -102,12 +102,14 @@ def _as_date(value: Any) -> date | _Invalid:
     if isinstance(value, date):
         return value
     if isinstance(value, str):
-        text = value.strip()
-        if ISO_DATE.fullmatch(text):
+        # Taken as written: " 2025-01-01", "2025-01-01\t" or "2025-01-01\n" is refused, never the stripped date.
+        if ISO_DATE.fullmatch(value):
             try:
-                return date.fromisoformat(text)
+                return date.fromisoformat(value)
             except ValueError:
                 pass
+        elif ISO_DATE.fullmatch(value.strip()):
+            return _Invalid(f"bad date {show(value)}: expected YYYY-MM-DD with no space or control character around it")
         return _Invalid(f"bad date {show(value)}: expected YYYY-MM-DD")
     return _Invalid(f"bad date {show(value)}: expected YYYY-MM-DD")
 
@@ -278,7 +280,7 @@ def _empty_blocks_a_fill(
 
 # Bump when what counts as valid metadata changes (or how a format's fields are read): a run's scan
 # memo then re-checks every file instead of reusing the last run's verdicts.
-RULES_VERSION = "10"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
+RULES_VERSION = "11"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
 # fields kept as written, merge keys refused, misplaced front matter refused, same-file inventory keys;
 # 5: names NFKC + case-folded, fields after a '...' end marker or hidden behind a blank-looking first
 # line refused, /Keywords "access: staff" refused; 6: a field given empty is never filled, HTML <meta>
@@ -287,7 +289,8 @@ RULES_VERSION = "10"  # 3: field names read case-insensitively; 4: "-" is "_" in
 # with ".." resolved; 8: /Keywords items with unseen characters or no sign, charsets browsers do not read;
 # 9: HTML <meta property|itemprop|http-equiv> naming a field refused, charsets decoded as browsers decode them;
 # 10: PDF /Subject read by pdfium too and in each of two values, an XMP packet pypdf cannot parse that names
-# a field refused, /Keywords "access LABEL" refused for configured labels too
+# a field refused, /Keywords "access LABEL" refused for configured labels too; 11: dates never stripped
+# (" 2025-01-01", "2025-01-01\t" refused), a block scalar ending the front matter keeps its line break
 
 
 def _case_variants(source: str, folded: Mapping[str, list[tuple[str, Any]]]) -> list[str]:

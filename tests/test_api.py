@@ -173,4 +173,7 @@ def test_as_of_words_and_dates():
     assert as_of_date("2026-01-05") == date(2026, 1, 5)
     with pytest.raises(ValueError, match="is not a YYYY-MM-DD date"):
         as_of_date(" 2026-01-05 ")  # README: no other form is guessed at
-    assert as_of_date("Today") == date.today() and as_of_date("any") is None and as_of_date(None) is None
+    assert as_of_date("today") == date.today() and as_of_date("any") is None and as_of_date(None) is None
+    for word in ("Today", "ANY", "none", "None", "all"):  # exactly "today" and "any": str(None) is no date
+        with pytest.raises(ValueError, match="is not a YYYY-MM-DD date"):
+            as_of_date(word)

@@ -160,9 +160,14 @@ def test_bad_date(raw, message):
 
 
 def test_dates_from_html_and_pdf_are_strings():
-    meta, problems, _ = resolve(dict(GOOD, effective_from=" 2026-01-01 ", effective_to="2026-01-01"))
+    meta, problems, _ = resolve(dict(GOOD, effective_from="2026-01-01", effective_to="2026-01-01"))
     assert problems == []
     assert meta.effective_from == meta.effective_to == date(2026, 1, 1)
+    _, problems, _ = resolve(dict(GOOD, effective_from=" 2026-01-01 "))  # as written: never the stripped date
+    assert problems == [
+        f"{SRC}: effective_from: bad date ' 2026-01-01 ': expected YYYY-MM-DD with no space or control character "
+        "around it"
+    ]
 
 
 def test_effective_to_before_effective_from():

@@ -79,7 +79,9 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     lines = text.split("\n")
     for index in range(1, len(lines)):
         if _FENCE.fullmatch(lines[index]) or lines[index].rstrip() == "...":
-            source = "\n".join(lines[1:index])
+            # Each line as written, its line break too: `access: |` + `staff` on the last line is "staff\n"
+            # there as anywhere else in the front matter (joined without it, YAML read "staff").
+            source = "".join(line + "\n" for line in lines[1:index])
             if _FENCE.fullmatch(lines[index]):
                 _refuse_fields_after_front_matter(lines, index)
             else:
