@@ -158,12 +158,19 @@ class Index:
         self.store = store  # the underlying ingest.store.base.Store
         self.config = config
         self._labels: dict[str, tuple[str, ...]] = {}
+        self._state: object = None  # the store's read_state when _labels were resolved
 
     @property
     def name(self) -> str:
         return self.store.name
 
     def labels_for(self, role: str) -> tuple[str, ...]:
+        # Resolved once per state of the store: a run that narrowed [roles], or a --full rebuild
+        # that replaced the SQLite file, is followed by the next read of an Index kept open.
+        state = self.store.read_state()
+        if state != self._state:
+            self._labels.clear()
+            self._state = state
         if role not in self._labels:
             self._labels[role] = labels_for_role(self.store, role)
         return self._labels[role]

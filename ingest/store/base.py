@@ -124,6 +124,10 @@ class SearchEntry:
     def _search(self, query: str, access: Access, as_of: date | None, top: int, doc_id: str | None) -> list[Hit]:
         raise NotImplementedError
 
+    def read_state(self) -> object:
+        """See :meth:`StoreReader.read_state`: None here (nothing tracked)."""
+        return None
+
 
 class Totals(TypedDict):
     chunks: int
@@ -236,6 +240,12 @@ class StoreReader(Protocol):
         """Raise StoreUnavailable if the store cannot be reached or read. Writes nothing."""
 
     def close(self) -> None: ...
+
+    def read_state(self) -> object:
+        """A value that changes when what the store holds may have changed since the last call (SQLite:
+        the file at its path, reopened if a rebuild replaced it, and its data_version), so that a
+        long-lived reader resolves roles again; None: not tracked (Elasticsearch, whose role aliases
+        bound every search whatever labels it passes)."""
 
     def search(
         self, query: str, access: Access, as_of: date | None, top: int = 5, doc_id: str | None = None

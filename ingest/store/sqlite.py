@@ -150,6 +150,15 @@ def _read_only(path: Path) -> bool:
     return not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK))
 
 
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(st_dev, st_ino) of the file at ``path``; None when there is none."""
+    try:
+        found = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return found.st_dev, found.st_ino
+
+
 def _trouble(name: str, exc: BaseException, doing: str, path: Path | None = None) -> StoreUnavailable:
     """One clear line for a SQLite or file system failure (exit 3), never a traceback."""
     text = str(exc) if not isinstance(exc, OSError) else (exc.strerror or str(exc))
@@ -188,6 +197,9 @@ class SQLiteStore(SearchEntry):
         self.create = create  # False for readers: a missing file is an error, not a new index
         self._bulk = _bulk  # inside a full rebuild: one transaction, committed at the end
         self._conn: sqlite3.Connection | None = None
+        self._file: tuple[int, int] | None = None  # (st_dev, st_ino) of the file self._conn reads
+        self._opened = 0  # connections opened so far, and writes committed through them:
+        self._written = 0  # with PRAGMA data_version, what read_state tells apart
 
     # --- lifecycle -------------------------------------------------------
     def _connect(self, create: bool = True) -> sqlite3.Connection:
@@ -195,6 +207,9 @@ class SQLiteStore(SearchEntry):
             return self._conn
         if not create and not self.path.exists():
             raise StoreUnavailable(f"{self.name}: no index here yet; run `ingest run CORPUS` first")
+        # The file's identity before connecting: if a rebuild renames another file in between, the
+        # connection reads the new one and the next read only reopens it once more, never stale.
+        before = _identity(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # A run's writer thread writes the scan's batches while the run's own thread waits for
@@ -210,7 +225,32 @@ class SQLiteStore(SearchEntry):
             conn.close()
             raise _trouble(self.name, exc, "opening the SQLite store", self.path) from None
         self._conn = conn
+        self._file = before or _identity(self.path)  # a file this connection just made: its own
+        self._opened += 1
         return conn
+
+    def _current(self) -> bool:
+        """Is there a file at the path? A connection to a file that is no longer there (a ``--full``
+        rebuild renamed a new file over it, or it was deleted) is closed first, so that a long-lived
+        reader (the library's Index) reads the file at its path now, never the one it once opened.
+        Never inside a transaction or a rebuild: a writer holds the lock, and nobody replaces its file."""
+        found = _identity(self.path)
+        conn = self._conn
+        if conn is not None and found != self._file and not self._bulk and not conn.in_transaction:
+            self.close()
+        return found is not None
+
+    def read_state(self) -> object:
+        """Changes whenever what this store reads may have changed since the last call: another
+        file at the path, or a write committed to it by anyone (PRAGMA data_version, one cheap
+        pragma). The library's Index resolves roles again when it changes."""
+        if not self._current():
+            return None
+        try:
+            version = self._connect().execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.Error as exc:
+            raise _trouble(self.name, exc, "reading") from None
+        return (self._opened, self._written, version)
 
     def _prepare(self, conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
         """Journal mode and schema. Switching to WAL needs the file to itself and does not
@@ -308,6 +348,7 @@ class SQLiteStore(SearchEntry):
             try:
                 yield conn
                 conn.commit()
+                self._written += 1
             except BaseException:
                 if conn.in_transaction:
                     conn.rollback()
@@ -547,7 +588,7 @@ class SQLiteStore(SearchEntry):
             conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items()))
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        if not self.path.exists() and self._conn is None:
+        if not self._current() and self._conn is None:
             return []
         try:
             return self._connect().execute(sql, params).fetchall()

@@ -1,0 +1,86 @@
+"""A library Index kept open while `ingest run` changes the store (attack pass 10, findings 03 and 04).
+
+SQLite: an open Index went on reading the file it opened after `run --full` renamed a new file into
+place (a passage narrowed to staff, or whose file was deleted, still reached role public), and kept
+the labels it resolved at open time after a run narrowed [roles]. Both stores: an open Index reads
+what the last run left, as a fresh open_store does.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import ingest
+from ingest.store.base import ChunkNotFound
+from tests.corpus_builder import write_doc
+from tests.helpers import ingest_cli
+
+
+def run(corpus, store_args, *extra: str) -> None:
+    done = ingest_cli("run", corpus, "--quiet", *store_args, *extra)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def open_index(store_args: list[str]) -> ingest.Index:
+    return ingest.open_store(store_args[1], store_args[3] if len(store_args) > 2 else None)
+
+
+def found(index: ingest.Index, role: str = "public") -> set[str]:
+    try:
+        return {hit.chunk.doc_id for hit in index.search("quokka", role=role, as_of=None, top=20)}
+    except ingest.StoreError:
+        return set()
+
+
+def test_an_open_index_follows_a_full_rebuild_and_a_deletion(tmp_path, store_args):
+    corpus = tmp_path / "corpus"
+    salary = write_doc(corpus, "salary.md", "salary", salt="quokka")
+    write_doc(corpus, "other.md", "other", salt="quokka")
+    run(corpus, store_args)
+    with open_index(store_args) as index:
+        assert found(index) == {"salary", "other"}
+        kept = index.chunks("salary")[0].chunk_id
+
+        write_doc(corpus, "salary.md", "salary", access="staff", salt="quokka")
+        write_doc(corpus, "added.md", "added", salt="quokka")
+        run(corpus, store_args, "--full")
+        assert found(index) == {"other", "added"}  # narrowed: no longer public; the new one is there
+        assert found(index, "staff") == {"salary", "other", "added"}
+
+        salary.unlink()
+        run(corpus, store_args)
+        assert found(index, "staff") == {"other", "added"}
+        assert index.chunks("salary") == []
+        with pytest.raises(ChunkNotFound):
+            index.chunk(kept)
+        assert index.stats()["totals"]["documents"] == 2
+
+
+def test_an_open_index_follows_narrowed_roles(tmp_path, store_args):
+    corpus = tmp_path / "corpus"
+    write_doc(corpus, "p.md", "p", access="partner", salt="quokka")
+    write_doc(corpus, "s.md", "s", access="staff", salt="quokka")
+    roles = '[roles]\npublic = ["public"]\npartner = {}\nstaff = ["public", "partner", "staff"]\n'
+    (corpus / "ingest.toml").write_text(roles.format('["public", "partner", "staff"]'), encoding="utf-8")
+    run(corpus, store_args)
+    with open_index(store_args) as index:
+        assert found(index, "partner") == {"p", "s"}
+
+        (corpus / "ingest.toml").write_text(roles.format('["public", "partner"]'), encoding="utf-8")
+        run(corpus, store_args)
+        assert ingest.labels_for_role(index, "partner") == ("public", "partner")
+        assert found(index, "partner") == {"p"}
+        assert found(index, "staff") == {"p", "s"}
+
+
+def test_an_open_sqlite_index_of_a_deleted_file_answers_no_index(tmp_path):
+    corpus = tmp_path / "corpus"
+    write_doc(corpus, "a.md", "a", salt="quokka")
+    path = tmp_path / "index.sqlite"
+    run(corpus, ["--store", f"sqlite:///{path}"])
+    with ingest.open_store(f"sqlite:///{path}") as index:
+        assert found(index) == {"a"}
+        for leftover in (path, path.with_name("index.sqlite-wal"), path.with_name("index.sqlite-shm")):
+            leftover.unlink(missing_ok=True)
+        with pytest.raises(ingest.StoreUnavailable):
+            index.search("quokka", as_of=None)
