@@ -181,8 +181,9 @@ def _hidden(node: Element) -> bool:
 
 def _hidden_elements(source: bytes, body: Element) -> set[Element]:
     """Every hidden element of the page (see :func:`_hidden`) and the undrawn parts of its SVG drawings."""
+    hidden = _hiding_elements(source, body)
     undrawn = {part for svg in body.iter("svg") for part in svg.iter(*SVG_UNDRAWN)}
-    return _hiding_elements(source, body) | undrawn if undrawn else _hiding_elements(source, body)
+    return hidden | undrawn if undrawn else hidden
 
 
 def _hiding_elements(source: bytes, body: Element) -> set[Element]:

@@ -15,6 +15,7 @@ from datetime import date, datetime
 from typing import Protocol, TypedDict, TypeVar
 
 from ingest.model import MIN_PREFIX, Chunk, DocKey, DocumentRecord, Hit, chunk_id_prefix
+from ingest.settings import Settings, roles_from_meta, roles_to_meta
 
 T = TypeVar("T")
 
@@ -189,6 +190,21 @@ def role_map_changes(
                 if check
                 else f"role {role!r} now reads {label!r} ([roles] lets it)"
             )
+    return changes
+
+
+class _MetaWriter(Protocol):
+    def set_meta(self, values: Mapping[str, str]) -> None: ...
+
+
+def follow_recorded_roles(
+    store: _MetaWriter, meta: Mapping[str, str], fallback: Settings, roles: Mapping[str, Sequence[str]], *, check: bool
+) -> list[str]:
+    """The roles a store records in its meta (``fallback``'s when none) made to match ``roles``: the
+    :func:`role_map_changes` lines, written unless ``check``."""
+    changes = role_map_changes(roles_from_meta(meta, fallback), roles, check=check)
+    if changes and not check:
+        store.set_meta({"roles": roles_to_meta(roles)})
     return changes
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.model import Chunk, DocKey, DocumentRecord, Hit
-from ingest.settings import DEFAULT_LANGUAGE, Settings, roles_from_meta, roles_to_meta
+from ingest.settings import DEFAULT_LANGUAGE, Settings
 from ingest.store.base import (
     EXACT_TOKEN,
     FIELD_WEIGHTS,
@@ -46,9 +46,9 @@ from ingest.store.base import (
     StoreLocked,
     StoreUnavailable,
     WriteReport,
+    follow_recorded_roles,
     lookup_prefix,
     poll_until,
-    role_map_changes,
 )
 from ingest.store.records import record_of
 
@@ -327,12 +327,7 @@ class SQLiteStore(SearchEntry):
         ``roles`` (no settings given) there is nothing to compare with."""
         if roles is None or not self.path.exists() or not self._read("SELECT 1 FROM documents LIMIT 1"):
             return []
-        meta = self.get_meta()
-        recorded = roles_from_meta(meta, Settings())
-        changes = role_map_changes(recorded, roles, check=check)
-        if changes and not check:
-            self.set_meta({"roles": roles_to_meta(roles)})
-        return changes
+        return follow_recorded_roles(self, self.get_meta(), Settings(), roles, check=check)
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:

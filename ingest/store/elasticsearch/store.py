@@ -11,7 +11,7 @@ from typing import Any
 from elasticsearch import AuthorizationException, Elasticsearch
 
 from ingest.model import Chunk, DocKey, DocumentRecord, Hit
-from ingest.settings import Settings, roles_from_meta, roles_to_meta
+from ingest.settings import Settings
 from ingest.store.base import (
     Access,
     AmbiguousPrefix,
@@ -22,8 +22,8 @@ from ingest.store.base import (
     StoreError,
     StoreLocked,
     WriteReport,
+    follow_recorded_roles,
     lookup_prefix,
-    role_map_changes,
 )
 from ingest.store.elasticsearch import rebuild, writes
 from ingest.store.elasticsearch.layout import IndexLayout
@@ -182,9 +182,7 @@ class ElasticsearchStore(IndexNames, SearchEntry):
         meta = self.get_meta()  # read along with the layout just now
         if "roles" not in meta:
             return []
-        changes = role_map_changes(roles_from_meta(meta, self.settings), roles, check=check)
-        if changes and not check:
-            self.set_meta({"roles": roles_to_meta(roles)})
+        changes = follow_recorded_roles(self, meta, self.settings, roles, check=check)
         return [f"recorded roles: {line}" for line in changes]
 
     # --- lock and rebuild ----------------------------------------------------------------------
