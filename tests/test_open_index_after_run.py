@@ -84,3 +84,56 @@ def test_an_open_sqlite_index_of_a_deleted_file_answers_no_index(tmp_path):
             leftover.unlink(missing_ok=True)
         with pytest.raises(ingest.StoreUnavailable):
             index.search("quokka", as_of=None)
+
+
+# Three reader threads search one open Index while its file is replaced 200 times, as `run --full`
+# renames a new file into place. Before the reads and the reopen took turns, a thread closed the
+# connection under another's running statement and the service's process died (SIGSEGV), so it
+# runs in a child process.
+_THREADS_WHILE_REPLACED = """
+import os, shutil, sys, threading
+import ingest
+
+live, saved = sys.argv[1], sys.argv[2]
+index = ingest.open_store("sqlite:///" + live)
+errors, stop = [], threading.Event()
+
+def reader():
+    while not stop.is_set():
+        try:
+            if not index.search("quokka", role="staff", as_of=None, top=5):
+                errors.append("no hit")
+        except Exception as exc:
+            errors.append(repr(exc))
+
+threads = [threading.Thread(target=reader) for _ in range(3)]
+for thread in threads:
+    thread.start()
+for _ in range(200):
+    shutil.copy(saved, live + ".new")
+    os.replace(live + ".new", live)
+stop.set()
+for thread in threads:
+    thread.join()
+print(len(errors), sorted(set(errors))[:3])
+"""
+
+
+def test_threads_sharing_an_open_sqlite_index_survive_its_file_being_replaced(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "corpus"
+    for n in range(5):
+        write_doc(corpus, f"d{n}.md", f"d{n}", salt="quokka")
+    live = tmp_path / "index.sqlite"
+    run(corpus, ["--store", f"sqlite:///{live}"])
+    saved = tmp_path / "saved.sqlite"
+    shutil.copy(live, saved)
+    done = subprocess.run(
+        [sys.executable, "-c", _THREADS_WHILE_REPLACED, str(live), str(saved)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr[-2000:])
+    assert done.stdout.startswith("0 "), done.stdout

@@ -25,6 +25,7 @@ import json
 import os
 import re
 import sqlite3
+import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -200,6 +201,10 @@ class SQLiteStore(SearchEntry):
         self._file: tuple[int, int] | None = None  # (st_dev, st_ino) of the file self._conn reads
         self._opened = 0  # connections opened so far, and writes committed through them:
         self._written = 0  # with PRAGMA data_version, what read_state tells apart
+        # A service's threads share one Index: a read must never run on a connection another
+        # thread is closing because the file was replaced (closing under a running statement
+        # crashes the process). Reads, reopening and closing take turns under this lock.
+        self._reading = threading.RLock()
 
     # --- lifecycle -------------------------------------------------------
     def _connect(self, create: bool = True) -> sqlite3.Connection:
@@ -244,13 +249,14 @@ class SQLiteStore(SearchEntry):
         """Changes whenever what this store reads may have changed since the last call: another
         file at the path, or a write committed to it by anyone (PRAGMA data_version, one cheap
         pragma). The library's Index resolves roles again when it changes."""
-        if not self._current():
-            return None
-        try:
-            version = self._connect().execute("PRAGMA data_version").fetchone()[0]
-        except sqlite3.Error as exc:
-            raise _trouble(self.name, exc, "reading") from None
-        return (self._opened, self._written, version)
+        with self._reading:
+            if not self._current():
+                return None
+            try:
+                version = self._connect().execute("PRAGMA data_version").fetchone()[0]
+            except sqlite3.Error as exc:
+                raise _trouble(self.name, exc, "reading") from None
+            return (self._opened, self._written, version)
 
     def _prepare(self, conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
         """Journal mode and schema. Switching to WAL needs the file to itself and does not
@@ -308,7 +314,9 @@ class SQLiteStore(SearchEntry):
             raise _trouble(self.name, exc, "opening the SQLite store", self.path) from None
 
     def close(self) -> None:
-        if self._conn is not None:
+        with self._reading:
+            if self._conn is None:
+                return
             conn, self._conn = self._conn, None
             try:
                 if conn.in_transaction:
@@ -583,9 +591,10 @@ class SQLiteStore(SearchEntry):
             conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items()))
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        if not self._current() and self._conn is None:
-            return []
-        try:
-            return self._connect().execute(sql, params).fetchall()
-        except sqlite3.Error as exc:
-            raise _trouble(self.name, exc, "reading") from None
+        with self._reading:
+            if not self._current() and self._conn is None:
+                return []
+            try:
+                return self._connect().execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise _trouble(self.name, exc, "reading") from None
