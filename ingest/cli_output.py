@@ -309,7 +309,10 @@ def print_run(
         )
 
 
-HIT_KEYS = ("chunk_id", "doc_id", "version", "title", "section", "sections", "pages", "start", "end", "access")
+HIT_KEYS = (
+    *("chunk_id", "doc_id", "version", "title", "section", "sections", "pages", "start", "end", "access"),
+    *("status", "superseded_by"),
+)
 
 
 def print_hits(hits: list[Hit], query: str, role: str, day: date | None, passage: str = "snippet") -> None:
@@ -320,9 +323,10 @@ def print_hits(hits: list[Hit], query: str, role: str, day: date | None, passage
     for n, hit in enumerate(hits, start=1):
         c = hit.chunk
         pages = f"  pages {c.pages[0]}-{c.pages[-1]}" if c.pages else ""
+        status = f"  ({safe(c.status)} by {safe(c.superseded_by or '?')})" if c.status != "current" else ""
         out.print(
-            f"[bold]{n}. {c.short_id}[/bold]  {safe(c.title)}  v{safe(c.version)}  § {safe(c.section or '-')}{pages}"
-            f"  score {hit.score:.2f}"
+            f"[bold]{n}. {c.short_id}[/bold]  {safe(c.title)}  v{safe(c.version)}{status}  § {safe(c.section or '-')}"
+            f"{pages}  score {hit.score:.2f}"
         )
         if passage != "none":
             text = (

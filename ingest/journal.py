@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from datetime import date
 
 from ingest.corpus import ScanMemo
 from ingest.file_check import Rejected
-from ingest.model import DocumentMeta, DocumentProblems, DocumentRecord, made
+from ingest.model import DocumentProblems, DocumentRecord
 from ingest.store.base import Store
 
 JOURNAL = "journal"  # meta key: what a run is about to write or delete (JSON), "" when nothing is pending
@@ -109,7 +108,7 @@ def scan_memo(meta: Mapping[str, str], stored: list[DocumentRecord]) -> ScanMemo
         memo = json.loads(meta.get(SCAN_MEMO) or "null")
         if not isinstance(memo, dict):
             return None
-        known = {(r.source, r.source_sha256): _meta_of(r) for r in stored}
+        known = {(r.source, r.source_sha256): r.meta() for r in stored}
         rejected = {
             (str(source), str(sha)): Rejected(
                 str(source), DocumentProblems(str(source), doc_id, tuple(problems)), key, str(sha)
@@ -126,21 +125,6 @@ def scan_memo(meta: Mapping[str, str], stored: list[DocumentRecord]) -> ScanMemo
         )
     except (ValueError, KeyError, TypeError):
         return None  # unreadable: every file is read as before
-
-
-def _meta_of(record: DocumentRecord) -> DocumentMeta:
-    fields = {
-        "doc_id": record.doc_id,
-        "version": record.version,
-        "title": record.title,
-        "access": record.access,
-        "effective_from": date.fromisoformat(record.effective_from) if record.effective_from else None,
-        "effective_to": date.fromisoformat(record.effective_to) if record.effective_to else None,
-        "status": record.status,
-        "superseded_by": record.superseded_by,
-        "tags": tuple(record.tags),
-    }
-    return made(DocumentMeta, fields)  # DocumentMeta(**fields), made once per stored record
 
 
 def read_tombstones(meta: Mapping[str, str]) -> dict[str, str]:

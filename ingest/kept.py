@@ -5,7 +5,9 @@ dates and status: a typo never keeps a passage readable by people the folder may
 A rejected file claims a stored version when it is that version's own file (the same path, or the
 same doc_id and version under another path: moved), or when it is another version of the same
 doc_id that no stored version owns (a version bump with a typo elsewhere). A stored version whose
-file is gone and that no rejected file claims is simply no longer in the folder.
+file is gone and that no rejected file claims is simply no longer in the folder. A stored version
+superseded by a valid document of another doc_id is never kept on a day that one is in force
+(indexed by an older release, before that was refused): a passage out of date is never served.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from ingest.corpus import CorpusScan
 from ingest.file_check import REFUSED_BY_READER
 from ingest.metadata import Visibility, visibility_of
+from ingest.metadata_cross import beside_replacement
 from ingest.model import DocumentRecord, ScannedDocument
 
 UNREADABLE = "its file changed and no longer declares readable access, dates and status"
@@ -157,6 +160,16 @@ def _own_file(claim: Claim, old: DocumentRecord) -> str:
     return claim.source if claim.source == old.source else f"{claim.source} (its file, moved from {old.source})"
 
 
+def outdated_reason(old: DocumentRecord, scan: CorpusScan) -> str | None:
+    """Why ``old`` must not stay whatever its file declares: it is superseded by a valid document of
+    the folder (another doc_id) and in force on a day that one is (None: it is not)."""
+    if old.status != "superseded" or not old.superseded_by:
+        return None
+    target = next((doc.meta for doc in scan.documents if doc.meta.key == old.superseded_by), None)
+    how = beside_replacement(old.meta(), target) if target else None
+    return f"the stored version {old.version} is {how}" if how else None
+
+
 def verdict(
     old: DocumentRecord,
     scan: CorpusScan,
@@ -167,6 +180,22 @@ def verdict(
 ) -> Verdict | None:
     """Whether a stored version that is not among the folder's valid documents is kept or withdrawn
     (with the reason), or None: it is no longer in the folder and is removed. Withdrawals first."""
+    found = _verdict(old, scan, held, claims, replaced, rejected_sources)
+    if found is not None and found.keep:
+        why = outdated_reason(old, scan)
+        if why:
+            return Verdict(False, why, found.source)
+    return found
+
+
+def _verdict(
+    old: DocumentRecord,
+    scan: CorpusScan,
+    held: set[str],
+    claims: Iterable[Claim],
+    replaced: Callable[[str], bool],
+    rejected_sources: frozenset[str],
+) -> Verdict | None:
     same_path = old.source in rejected_sources
     if same_path:
         why = withdraw_reason(old, scan)

@@ -1,6 +1,6 @@
 """Checks between documents that each passed their own metadata checks (SPEC "Metadata"): one
 doc_id@version defined twice, two versions of a doc_id in force on one day, a superseded_by naming
-no document of the corpus."""
+no document of the corpus, a document in force on a day its replacement (another doc_id) is."""
 
 from __future__ import annotations
 
@@ -33,6 +33,29 @@ def _first_common_day(a: DocumentMeta, b: DocumentMeta) -> str:
     return f"on {max(starts).isoformat()}" if starts else "every day"
 
 
+def beside_replacement(meta: DocumentMeta, target: DocumentMeta) -> str | None:
+    """How ``meta``, superseded by ``target`` (another doc_id), is still in force on a day its
+    replacement is, or None. Search filters by dates only: both would be served that day."""
+    if target.doc_id == meta.doc_id or not _overlap(meta, target):
+        return None  # a same-doc_id target is the "versions in force on one day" rule's
+    return (
+        f"superseded by {target.key!r} ({_span(target)}) but itself in force ({_span(meta)}): "
+        f"both are in force {_first_common_day(meta, target)}"
+    )
+
+
+def _outlives_replacement(source: str, meta: DocumentMeta, target: DocumentMeta) -> str | None:
+    how = beside_replacement(meta, target)
+    if how is None:
+        return None
+    written = repr(meta.effective_to.isoformat()) if meta.effective_to else "none"
+    if target.effective_from:
+        advice = f"give it an effective_to before its replacement's effective_from ({target.effective_from})"
+    else:
+        advice = "give its replacement an effective_from and it an effective_to before that day"
+    return f"{source}: effective_to: {written}: {how}; {advice}"
+
+
 def cross_document_problems(
     docs: list[tuple[str, DocumentMeta]],
     rejected_keys: Collection[str] = (),
@@ -40,15 +63,18 @@ def cross_document_problems(
     """Problems between documents that each passed their own checks, by source.
 
     Duplicated ``doc_id@version``; two versions of one doc_id in force on a common day;
-    ``superseded_by`` naming no document of ``docs``. ``rejected_keys`` are the keys of
-    files rejected for their own problems, so a reference to one says so.
+    ``superseded_by`` naming no document of ``docs``, or one of another doc_id in force on a day
+    the superseded document also is (only the superseded one is rejected). ``rejected_keys`` are
+    the keys of files rejected for their own problems, so a reference to one says so.
     """
     problems: dict[str, list[str]] = defaultdict(list)
     ordered = sorted(docs, key=lambda item: item[0])
     by_key: dict[str, list[str]] = defaultdict(list)
+    meta_of: dict[str, DocumentMeta] = {}
     by_doc_id: dict[str, list[tuple[str, DocumentMeta]]] = defaultdict(list)
     for source, meta in ordered:
         by_key[meta.key].append(source)
+        meta_of.setdefault(meta.key, meta)
         by_doc_id[meta.doc_id].append((source, meta))
 
     for source, meta in ordered:
@@ -63,7 +89,11 @@ def cross_document_problems(
                     f"are both in force {_first_common_day(meta, other_meta)}"
                 )
         target = meta.superseded_by
-        if target is not None and target not in by_key:
+        if target is not None and target in meta_of:
+            outlived = _outlives_replacement(source, meta, meta_of[target])
+            if outlived:
+                problems[source].append(outlived)
+        elif target is not None:
             if target in rejected_keys:
                 problems[source].append(f"{source}: superseded_by: {target!r} names a document that was rejected")
             else:

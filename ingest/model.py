@@ -362,6 +362,21 @@ class DocumentRecord(_VersionKeyed):
     def chunk_count(self) -> int:
         return len(self.chunk_ids)
 
+    def meta(self) -> DocumentMeta:
+        """The document metadata this version was stored with."""
+        fields = {
+            "doc_id": self.doc_id,
+            "version": self.version,
+            "title": self.title,
+            "access": self.access,
+            "effective_from": date.fromisoformat(self.effective_from) if self.effective_from else None,
+            "effective_to": date.fromisoformat(self.effective_to) if self.effective_to else None,
+            "status": self.status,
+            "superseded_by": self.superseded_by,
+            "tags": tuple(self.tags),
+        }
+        return made(DocumentMeta, fields)  # DocumentMeta(**fields), made once per stored record
+
     def to_json(self) -> dict[str, Any]:
         data = json_fields(self, skip=("chunk_ids",))
         return {**data, "chunk_count": self.chunk_count, "chunk_ids": list(self.chunk_ids)}

@@ -399,6 +399,51 @@ def test_superseded_by_names_no_document():
     }
 
 
+def test_a_superseded_document_in_force_beside_its_replacement_is_rejected_alone():
+    """Search filters by dates only: a superseded document without an end would be served every day
+    next to the document of another doc_id that replaces it. Only the superseded one is refused."""
+    docs = [
+        ("documents/old.md", meta(doc_id="old-doc", version="1", status="superseded", successor="new-doc@2")),
+        ("documents/new.md", meta(doc_id="new-doc", version="2", start=date(2025, 1, 1))),
+    ]
+    assert cross_document_problems(docs) == {
+        "documents/old.md": [
+            "documents/old.md: effective_to: none: superseded by 'new-doc@2' (from 2025-01-01) but itself in force "
+            "(no dates: every day): both are in force on 2025-01-01; give it an effective_to before its "
+            "replacement's effective_from (2025-01-01)"
+        ]
+    }
+    undated = [docs[0], ("documents/new.md", meta(doc_id="new-doc", version="2"))]
+    assert cross_document_problems(undated)["documents/old.md"] == [
+        "documents/old.md: effective_to: none: superseded by 'new-doc@2' (no dates: every day) but itself in force "
+        "(no dates: every day): both are in force every day; give its replacement an effective_from and it an "
+        "effective_to before that day"
+    ]
+
+
+def test_a_superseded_document_ending_the_day_its_replacement_starts_is_still_in_force_beside_it():
+    new = ("documents/new.md", meta(doc_id="new-doc", version="2", start=date(2025, 1, 1)))
+    old = meta(doc_id="old-doc", version="1", end=date(2025, 1, 1), status="superseded", successor="new-doc@2")
+    assert cross_document_problems([("documents/old.md", old), new])["documents/old.md"] == [
+        "documents/old.md: effective_to: '2025-01-01': superseded by 'new-doc@2' (from 2025-01-01) but itself in "
+        "force (until 2025-01-01): both are in force on 2025-01-01; give it an effective_to before its "
+        "replacement's effective_from (2025-01-01)"
+    ]
+    ended = meta(doc_id="old-doc", version="1", end=date(2024, 12, 31), status="superseded", successor="new-doc@2")
+    assert cross_document_problems([("documents/old.md", ended), new]) == {}
+
+
+def test_a_same_doc_id_successor_keeps_its_one_message():
+    docs = [
+        ("documents/a.md", meta(version="1", status="superseded", successor="warranty-policy@2")),
+        ("documents/b.md", meta(version="2")),
+    ]
+    assert cross_document_problems(docs)["documents/a.md"] == [
+        "documents/a.md: effective_from: 'warranty-policy' version '1' (no dates: every day) "
+        "and version '2' in documents/b.md (no dates: every day) are both in force every day"
+    ]
+
+
 # ---------------------------------------------------------------------------- inventory.yaml
 
 
