@@ -422,8 +422,9 @@ class ElasticsearchStore(IndexNames, SearchEntry):
         if reader.role and self._build is not None and not self.settings.labels_for_role(reader.role):
             return []  # a role that may read nothing (no alias exists to search)
         check_query_size(query)
-        body = search_body(query, reader.labels, as_of, top, doc_id)
         target = self._chunks_read_target(reader.role)
+        through_alias = bool(reader.role) and self._build is None  # the role alias, with its own filter
+        body = search_body(query, reader.labels, as_of, top, doc_id, behind_role_alias=through_alias)
         resp = self._t.search_response(target, body, search_type=SEARCH_TYPE)
         if resp is None and reader.role and self._build is None:
             self._missing_role_alias(target)
