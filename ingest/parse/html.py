@@ -153,7 +153,7 @@ class _Walker:
             self.add("heading", page.inline_text(child), HEADINGS[name])
         elif name == "p":
             self.add("paragraph", page.inline_text(child))
-        elif name == "ul" or name == "ol":
+        elif (name == "ul" or name == "ol") and not _holds_heading(child):
             self.add("list", "\n".join(page.list_lines(child, 0)))
         elif name == "table":
             self.add("table", "\n".join(page.table_rows(child)))
@@ -165,7 +165,8 @@ class _Walker:
             self.note(child, in_content)
         elif name == "aside" and "footnote" in _classes(child):
             self.add("paragraph", page.inline_text(child))
-        elif name in BLOCK_CONTAINERS or name == "aside":
+        elif name in BLOCK_CONTAINERS or name == "aside" or name == "ul" or name == "ol":
+            # (a list whose items hold headings lays out sections, as Javadoc's member lists do)
             self.flush()
             self.walk(child, in_content or name in CONTENT_ROOTS)
             self.flush()
@@ -233,6 +234,21 @@ class _Walker:
                 self.flush()
         if terms:
             self.add("definition", "\n".join(terms))
+
+
+def _holds_heading(node: Element) -> bool:
+    """A heading inside, not as an admonition's title: the list lays out sections (Javadoc's
+    summaries and details), not items."""
+    return any(not _in_admonition(heading, node) for heading in node.iter(*HEADINGS))
+
+
+def _in_admonition(heading: Element, container: Element) -> bool:
+    for ancestor in heading.iterancestors():
+        if ancestor is container:
+            return False
+        if ancestor.tag in ADMONITION_ELEMENTS and _classes(ancestor) & ADMONITION_CLASSES:
+            return True
+    return False
 
 
 def _definition_items(dl: Element, page: _Page) -> list[Element | str]:

@@ -459,7 +459,13 @@ def _is_permalink(node: Element) -> bool:
     if "headerlink" in _classes(node):
         return True
     href = node.get("href")
-    return href is not None and href.startswith("#") and _text_of(node).strip() in PERMALINK_MARKS
+    if href is None or not href.startswith("#"):
+        return False
+    mark = _text_of(node).strip()
+    if mark in PERMALINK_MARKS:
+        return True
+    # in a heading, a link into the page drawn as a symbol alone (Doxygen's "◆") marks the heading
+    return not any(char.isalnum() for char in mark) and next(node.iterancestors(*HEADINGS), None) is not None
 
 
 def _start_number(node: Element) -> int:

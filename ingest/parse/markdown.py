@@ -20,6 +20,7 @@ from ingest.parse._common import Draft, assemble, decode_utf8_text, split_front_
 
 _QUOTE_MARK = re.compile(r"^ {0,3}> ?")
 _COMMENT = re.compile(r"\s*<!--.*?-->\s*", re.DOTALL)
+_BREAK_TAG = re.compile(r"<br\b", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
@@ -117,8 +118,10 @@ def plain_inline(token: Token) -> str:
     """The text a reader sees: markup dropped, code and link text kept, breaks as spaces."""
     parts: list[str] = []
     for child in token.children or ():
-        if child.type in ("text", "code_inline", "html_inline"):
+        if child.type in ("text", "code_inline"):
             parts.append(child.content)
+        elif child.type == "html_inline":  # a tag is not shown (an anchor `<span id=…>`); a break is a space
+            parts.append(" " if _BREAK_TAG.match(child.content) else "")
         elif child.type in ("softbreak", "hardbreak"):
             parts.append(" ")
         elif child.type == "image":

@@ -7,7 +7,7 @@ import ctypes
 import re
 from codecs import decode
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pypdfium2 as pdfium
@@ -17,6 +17,7 @@ from ingest.parse._common import (
     collapse_spaces,
     strip_controls,
 )
+from ingest.parse.pdf_superscripts import RAISED, continues_mark, with_marks_apart
 
 # A horizontal gap wider than this many font sizes separates table cells. Gaps that pdfium
 # bridged with a space of its own (the words were drawn apart) need less than real spaces.
@@ -298,7 +299,9 @@ def _page_lines(raw: Any, page: int, memo: DocumentMemo) -> list[Line]:
     left_ref, bottom_ref = out.left_ref, out.bottom_ref
     matrix_ref, name, name_ref, flags, flags_ref = out.matrix_ref, out.name, out.name_ref, out.flags, out.flags_ref
     lines: list[Line] = []
+    previous_last = -1  # char index of the last character of the line before
     for first, stripped, text, words in _line_texts(chars):
+        last, previous_last = previous_last, first + len(stripped) - 1
         # the size it is drawn at: its font size (the Tf operand; many use 1 Tf) scaled by its matrices
         size: float = get_font_size(raw, first)
         if get_matrix(raw, first, matrix_ref):
@@ -323,6 +326,13 @@ def _page_lines(raw: Any, page: int, memo: DocumentMemo) -> list[Line]:
         bold, mono = fonts.get(font) or _font_style(raw, first, font, fonts)
         if (bold or mono) and len(stripped) > 1:
             bold, mono = _line_style(out, raw, first, first + len(stripped) - 1, rects, fonts, bold, mono)
+        if len(cells) == 1 and (spaced := with_marks_apart(raw, first, stripped)) is not stripped:
+            text = " ".join(spaced.split()) if words is not None else _unclean_line_text(spaced) or text
+            cells = (text,)
+        if lines and len(cells) == 1 and (space := _after_mark(lines[-1], raw, last, first, x, y, size)) is not None:
+            joined = lines[-1].text + space + text
+            lines[-1] = replace(lines[-1], text=joined, cells=(joined,))
+            continue
         # the frozen Line, its fields set directly (its __init__'s object.__setattr__ costs 3 times as much)
         line: Line = _new(Line)
         fields = line.__dict__
@@ -330,6 +340,14 @@ def _page_lines(raw: Any, page: int, memo: DocumentMemo) -> list[Line]:
         fields["size"], fields["bold"], fields["mono"] = round(size * 2) / 2, bold, mono
         lines.append(line)
     return lines
+
+
+def _after_mark(previous: Line, raw: Any, last: int, first: int, x: float, y: float, size: float) -> str | None:
+    """How the line starting at char index ``first`` (at ``x``, ``y``) joins the line before ("" or
+    " ") when it is the rest of it, which pdfium broke off after a superscript mark; None otherwise."""
+    if len(previous.cells) > 1 or x <= previous.x or abs(previous.y - y) > RAISED * max(size, 1.0):
+        return None
+    return continues_mark(raw, last, first)
 
 
 def _line_style(

@@ -318,6 +318,12 @@ class _TextBlocks:
             return index + 1
         return None
 
+    def outdented(self, line: str, following: str) -> bool:
+        """A line set left of the text's usual indent with the next line indented under it: an
+        ALL-CAPS heading as man pages (and other formatted text) set them, "NAME" over its text."""
+        indent = _indent(line)
+        return indent < self.base and _indent(following) > indent
+
     def gather(self, index: int, line: str, following: str) -> None:
         """A line of a list, a table or a paragraph, or a heading standing alone."""
         if line.strip()[:1] in "-*•" and (item := _LIST_ITEM.fullmatch(line)) is not None:
@@ -334,7 +340,7 @@ class _TextBlocks:
         elif (
             not self.paragraph
             and _blank(self.lines, index - 1)
-            and _blank(self.lines, index + 1)
+            and (_blank(self.lines, index + 1) or self.outdented(line, following) and _all_caps(line))
             and (level := _heading_level(self.lines, index))
         ):
             self.add(Draft("heading", collapse_spaces(line), level=level))
@@ -488,10 +494,12 @@ def _heading_level(lines: list[str], index: int) -> int:
     numbered = _NUMBERED.fullmatch(line)
     if numbered and numbered.group(2)[0].isupper() and not _in_numbered_run(lines, index):
         return min(numbered.group(1).count(".") + 1, 6)
+    return 1 if _all_caps(line) else 0
+
+
+def _all_caps(line: str) -> bool:
     letters = [char for char in line if char.isalpha()]
-    if len(letters) >= 2 and all(char.isupper() for char in letters):
-        return 1
-    return 0
+    return len(letters) >= 2 and all(char.isupper() for char in letters)
 
 
 def _in_numbered_run(lines: list[str], index: int) -> bool:
