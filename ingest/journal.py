@@ -15,6 +15,8 @@ JOURNAL = "journal"  # meta key: what a run is about to write or delete (JSON), 
 
 
 TOMBSTONES = "withdrawn"  # meta key: {doc_id@version: sha256} of versions withdrawn while their file stays (JSON)
+# meta key: {doc_id@version: access label} of the withdrawn versions above (JSON; see ingest.default_access)
+WITHDRAWN_ACCESS = "withdrawn_access"
 SCAN_MEMO = "scan_memo"  # meta key: what the last run saw of the folder (see corpus.ScanMemo)
 
 
@@ -127,10 +129,11 @@ def scan_memo(meta: Mapping[str, str], stored: list[DocumentRecord]) -> ScanMemo
         return None  # unreadable: every file is read as before
 
 
-def read_tombstones(meta: Mapping[str, str]) -> dict[str, str]:
-    """Versions an earlier run withdrew, with the sha256 of the bytes they were indexed from."""
+def read_tombstones(meta: Mapping[str, str], name: str = TOMBSTONES) -> dict[str, str]:
+    """Versions an earlier run withdrew, with the sha256 of the bytes they were indexed from (or, with
+    ``name`` WITHDRAWN_ACCESS, with the access label they had)."""
     try:
-        found = json.loads(meta.get(TOMBSTONES) or "{}")
+        found = json.loads(meta.get(name) or "{}")
     except ValueError:
         return {}
     return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}

@@ -27,7 +27,14 @@ from ingest.api import parse_as_of as parse_as_of
 from ingest.corpus import PARSER_TIMEOUT_S, CorpusError, CorpusScan, FolderAhead, scan_corpus
 from ingest.journal import JOURNAL as JOURNAL
 from ingest.journal import SCAN_MEMO as SCAN_MEMO
-from ingest.journal import TOMBSTONES, _Journal, read_tombstones, repaired_counts, tombstones_json
+from ingest.journal import (
+    TOMBSTONES,
+    WITHDRAWN_ACCESS,
+    _Journal,
+    read_tombstones,
+    repaired_counts,
+    tombstones_json,
+)
 from ingest.journal import read_journal as read_journal
 from ingest.journal import repair as repair
 from ingest.journal import scan_memo as scan_memo
@@ -209,6 +216,7 @@ def _dry_run(store: Store, job: _Job) -> RunResult:
         accept_edits=job.accept_edits,
         early=early,
         tombstones=read_tombstones(meta),
+        withdrawn_access=read_tombstones(meta, WITHDRAWN_ACCESS),
         stored_chunks=lambda old: store.document_chunks(old.doc_id, old.version),
         previous={r.key: r for r in stored},
     )
@@ -250,6 +258,7 @@ def _locked_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
             accept_edits=job.accept_edits,
             early=early,
             tombstones=read_tombstones(meta),
+            withdrawn_access=read_tombstones(meta, WITHDRAWN_ACCESS),
             stored_chunks=lambda old: store.document_chunks(old.doc_id, old.version),
         )
         result = RunResult(store.name, plan, scan.seen, repaired=repaired, defaulted_access=scan.defaulted_access)
@@ -276,7 +285,15 @@ def end_of_run_meta(
         **_meta(settings, chunking, analysis),
         JOURNAL: "",
         SCAN_MEMO: _memo_json(scan, result),
-        TOMBSTONES: tombstones_json(result.plan.tombstones),
+        **withdrawn_meta(result.plan),
+    }
+
+
+def withdrawn_meta(plan: Plan) -> dict[str, str]:
+    """The withdrawn versions a run leaves remembered: their bytes (tombstones) and their labels."""
+    return {
+        TOMBSTONES: tombstones_json(plan.tombstones),
+        WITHDRAWN_ACCESS: tombstones_json(plan.remembered_access()),
     }
 
 
@@ -303,7 +320,7 @@ def _strict_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
         journal = _Journal(store)
         tick = _ticker(job.progress, len(refused.to_remove))
         _write_plan(store, refused, settings_fingerprint(job.chunking), result, tick, job.batch_chunks, journal=journal)
-        store.set_meta({JOURNAL: "", TOMBSTONES: tombstones_json(refused.tombstones)})
+        store.set_meta({JOURNAL: "", **withdrawn_meta(refused)})
     result.total = total_after(stored, refused)
     return result
 
@@ -360,6 +377,7 @@ def _strict_refusal(store: Store, plan: Plan) -> Plan:
             },
             **plan.tombstones,
         },
+        withdrawn_access={**{key: removals[key].access for key in withdrawn}, **plan.withdrawn_access},
     )
     return refused
 
@@ -393,6 +411,7 @@ def _full_run(
             full=True,
             early=early,
             tombstones=read_tombstones(meta),
+            withdrawn_access=read_tombstones(meta, WITHDRAWN_ACCESS),
             stored_chunks=lambda old: store.document_chunks(old.doc_id, old.version),
             previous=old_keys,
         )

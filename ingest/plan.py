@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ingest.chunk import ChunkLimitExceeded, chunk_document
 from ingest.corpus import CorpusScan, read_document
+from ingest.default_access import DEFAULT_REFUSED, default_clashes
 from ingest.kept import Claim, claimed, refused_claim, scan_claims, verdict
 from ingest.kept import keep_reason as keep_reason
 from ingest.kept import withdraw_reason as withdraw_reason
@@ -108,6 +109,13 @@ class Plan:
     # withdrawn versions (doc_id@version -> sha256 of the bytes they were indexed from): their file may
     # come back as "new" only with those bytes, a new version, or --accept-edits (stored in the meta)
     tombstones: dict[str, str] = field(default_factory=dict)
+    # the access label of each withdrawn version (doc_id@version), remembered with its tombstone: a file
+    # given its access by access.default must not bring it back under another label (ingest.default_access)
+    withdrawn_access: dict[str, str] = field(default_factory=dict)
+
+    def remembered_access(self) -> dict[str, str]:
+        """The labels of the withdrawn versions still remembered (those with a tombstone)."""
+        return {key: label for key, label in self.withdrawn_access.items() if key in self.tombstones}
 
     def count(self, action: Action) -> int:
         return sum(1 for item in self.items if item.action == action)
@@ -232,9 +240,11 @@ def plan_sync(
     tombstones: Mapping[str, str] | None = None,
     stored_chunks: Callable[[DocumentRecord], list[Chunk]] | None = None,
     previous: Mapping[str, DocumentRecord] | None = None,
+    withdrawn_access: Mapping[str, str] | None = None,
 ) -> Plan:
     """Compare the folder with the store's records; decides, writes nothing (but deletes again
-    the chunks ``early`` wrote during the scan for documents it does not take).
+    the chunks ``early`` wrote during the scan for documents it does not take). ``tombstones`` and
+    ``withdrawn_access``: the versions earlier runs withdrew, with their bytes and their labels.
 
     Only documents that must be written are parsed (if the scan skipped them) and chunked.
     """
@@ -246,9 +256,17 @@ def plan_sync(
     # as "new" with other bytes (that would let an edit without a version bump in through the back door).
     in_folder = {doc.meta.key for doc in scan.documents} | {r.key for r in scan.rejected_files if r.key}
     plan.tombstones = {key: sha for key, sha in (tombstones or {}).items() if key in in_folder}
+    plan.withdrawn_access = {k: v for k, v in (withdrawn_access or {}).items() if k in plan.tombstones}
+    # access.default may fill in only the label each doc_id is (or was) stored under
+    records = (previous or {}).values() if full else stored_by_key.values()
+    clashes = default_clashes(scan, records, plan.withdrawn_access)
     for doc in scan.documents:
         old = stored_by_key.get(doc.meta.key)
         prior = (previous or {}).get(doc.meta.key) if full else None
+        clash = clashes.get(doc.source)
+        if clash is not None:  # refused: the stored versions stay only as visible as it now says (ingest.kept)
+            _refuse(plan, doc, old or prior, clash, DEFAULT_REFUSED)
+            continue
         try:
             _plan_scanned(plan, doc, old, prior, scan.root, chunking, accept_edits, early, stored_chunks)
         except ChangedWhileRead as exc:
@@ -515,6 +533,7 @@ def _withdraw(plan: Plan, old: DocumentRecord, why: str, message: str, source: s
     plan.to_remove.append(old)
     plan.withdrawn.add(old.key)
     plan.tombstones[old.key] = old.source_sha256
+    plan.withdrawn_access[old.key] = old.access
 
 
 def _plan_removals(plan: Plan, scan: CorpusScan, stored_by_key: Mapping[str, DocumentRecord]) -> None:

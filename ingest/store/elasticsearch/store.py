@@ -288,13 +288,16 @@ class ElasticsearchStore(IndexNames, SearchEntry):
         """Before their records go, the bytes each version was indexed from are kept as withdrawn
         versions (tombstones): a file edited without a version bump is then refused by the plan as
         it would have been against its record, not written as new (the same bytes are written again)."""
-        from ingest.journal import TOMBSTONES, read_tombstones, tombstones_json  # only here: pulls the parsers
+        from ingest.journal import TOMBSTONES, WITHDRAWN_ACCESS, read_tombstones, tombstones_json  # pulls the parsers
 
         if not hits:
             return
-        kept = read_tombstones(self._stored_meta())
-        kept |= {hit["_id"]: hit["_source"]["source_sha256"] for hit in hits if hit["_source"].get("source_sha256")}
-        self.set_meta({TOMBSTONES: tombstones_json(kept)})
+        meta = self._stored_meta()
+        kept, labels = read_tombstones(meta), read_tombstones(meta, WITHDRAWN_ACCESS)
+        known = [hit for hit in hits if hit["_source"].get("source_sha256")]
+        kept |= {hit["_id"]: hit["_source"]["source_sha256"] for hit in known}
+        labels |= {hit["_id"]: hit["_source"]["access"] for hit in known}  # never back under another default
+        self.set_meta({TOMBSTONES: tombstones_json(kept), WITHDRAWN_ACCESS: tombstones_json(labels)})
 
     @contextmanager
     def full_rebuild(self) -> Iterator[ElasticsearchStore]:

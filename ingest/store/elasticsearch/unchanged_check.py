@@ -46,7 +46,7 @@ from ingest import pipeline
 from ingest.api import RunOptions
 from ingest.config import ConnectionConfig, without_credentials
 from ingest.corpus import FolderAhead, scan_corpus
-from ingest.journal import read_journal, read_tombstones, repaired_counts, scan_memo
+from ingest.journal import WITHDRAWN_ACCESS, read_journal, read_tombstones, repaired_counts, scan_memo
 from ingest.model import Chunk, DocumentRecord
 from ingest.run_result import RunResult
 from ingest.settings import ChunkSettings, Settings
@@ -304,7 +304,14 @@ def _plan_without_writes(
     scan = scan_corpus(corpus, settings, skip_body=known, memo=memo, ahead=ahead, memo_only=True)
     if scan.seen == 0:
         return None  # the full path refuses to empty the store (or empties it with --allow-empty)
-    plan = pipeline.plan_sync(scan, stored, chunking, tombstones=read_tombstones(meta), stored_chunks=_no_chunks_read)
+    plan = pipeline.plan_sync(
+        scan,
+        stored,
+        chunking,
+        tombstones=read_tombstones(meta),
+        stored_chunks=_no_chunks_read,
+        withdrawn_access=read_tombstones(meta, WITHDRAWN_ACCESS),
+    )
     if plan.to_write or plan.to_remove or plan.withdrawn:
         return None
     name = without_credentials(connection.url.rstrip("/"))  # ElasticsearchStore.name
