@@ -280,7 +280,7 @@ def _empty_blocks_a_fill(
 
 # Bump when what counts as valid metadata changes (or how a format's fields are read): a run's scan
 # memo then re-checks every file instead of reusing the last run's verdicts.
-RULES_VERSION = "12"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
+RULES_VERSION = "13"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
 # fields kept as written, merge keys refused, misplaced front matter refused, same-file inventory keys;
 # 5: names NFKC + case-folded, fields after a '...' end marker or hidden behind a blank-looking first
 # line refused, /Keywords "access: staff" refused; 6: a field given empty is never filled, HTML <meta>
@@ -291,7 +291,8 @@ RULES_VERSION = "12"  # 3: field names read case-insensitively; 4: "-" is "_" in
 # 10: PDF /Subject read by pdfium too and in each of two values, an XMP packet pypdf cannot parse that names
 # a field refused, /Keywords "access LABEL" refused for configured labels too; 11: dates never stripped
 # (" 2025-01-01", "2025-01-01\t" refused), a block scalar ending the front matter keeps its line break;
-# 12: a superseded document in force on a day its replacement (another doc_id) is refused
+# 12: a superseded document in force on a day its replacement (another doc_id) is refused; 13: unknown
+# fields named like access, status, effective or superseded (access_level, doc_status) refused
 
 
 def _case_variants(source: str, folded: Mapping[str, list[tuple[str, Any]]]) -> list[str]:
@@ -333,7 +334,7 @@ def resolve_metadata(
     twice = {name for name, given in folded.items() if len(given) > 1}  # reported above, never picked
     file_fields = {name: given[0][1] for name, given in folded.items() if name not in twice}
     known = set(KNOWN_FIELDS) | set(settings.required) | set(settings.patterns)
-    problems.extend(near_miss_problems(source, {given[0][0]: None for name, given in folded.items()}, known))
+    problems.extend(near_miss_problems(source, {given[0][0]: given[0][1] for given in folded.values()}, known))
     problems.extend(near_miss_problems(f"{source}: {INVENTORY}", inventory_fields or {}, known))
     bombs = _bombs(file_fields)
     problems.extend(

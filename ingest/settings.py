@@ -257,7 +257,7 @@ def _refuse_near_misses(names: Iterable[str], where: str, origin: str) -> None:
     from ingest.field_names import near_miss_problems
     from ingest.metadata import KNOWN_FIELDS
 
-    found = near_miss_problems(f"{origin}: {where}", dict.fromkeys(names), set(KNOWN_FIELDS))
+    found = near_miss_problems(f"{origin}: {where}", dict.fromkeys(names), set(KNOWN_FIELDS), lookalikes=False)
     if found:
         raise SettingsError("; ".join(found))
 
