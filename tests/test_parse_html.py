@@ -114,7 +114,8 @@ def test_hidden_elements_and_chrome_landmarks_dropped() -> None:
         '</main><div id="cookie-banner" hidden>We use cookies. <button>OK</button></div>'
         '<div role="contentinfo">Footer</div></body>'
     )
-    assert doc.text == "Title\n\nShown."
+    # aria-hidden hides from screen readers only: sighted readers see that text (see test_parse_html_forms)
+    assert doc.text == "Title\n\nShown.\n\nAria hidden."
 
 
 # ---------------------------------------------------------------------------- real-style pages

@@ -20,7 +20,8 @@ DROPPED = {
     "object",
     "button",
     "select",
-    "form",
+    "datalist",
+    "search",  # the <search> landmark: a site's search box
 }
 
 
@@ -48,6 +49,8 @@ FURNITURE_CLASSES = {
     "breadcrumbs",
     "skip-link",
     "skiplink",
+    "comment-respond",  # WordPress's comment form ("Leave a Reply", "Name *", "Email *")
+    "comment-form",
 }
 
 
@@ -164,11 +167,16 @@ def _classes(node: Element) -> set[str]:
 
 
 def _hidden(node: Element) -> bool:
-    """Not shown to a reader (``hidden``, ``aria-hidden``, ``display:none``) or a landmark of page chrome."""
+    """Not shown to a reader (``hidden``, ``display:none``, a closed ``<dialog>``), a landmark of page chrome,
+    or a decoration hidden from screen readers (see :func:`_aria_hidden_decoration`)."""
     attrib = node.attrib
+    if _name(node) == "dialog" and "open" not in attrib:
+        return True  # a closed dialog is not drawn
     if not attrib:
         return False
-    if "hidden" in attrib or attrib.get("aria-hidden", "").strip().lower() == "true":
+    if "hidden" in attrib:
+        return True
+    if attrib.get("aria-hidden", "").strip().lower() == "true" and _aria_hidden_decoration(node):
         return True
     if attrib.get("role", "").strip().lower() in CHROME_ROLES:
         return True
@@ -179,11 +187,37 @@ def _hidden(node: Element) -> bool:
     return "display:none" in style or "visibility:hidden" in style
 
 
+DIALOG_ROLES = {"dialog", "alertdialog"}
+
+
+def _aria_hidden_decoration(node: Element) -> bool:
+    """``aria-hidden`` hides from screen readers what sighted readers see: collapsed panels and tabs
+    hold real text and are kept. Dropped: a modal or dialog (hidden until opened), a drawing or a
+    formula's drawn copy, and an icon or mark (one word or symbol: "menu", "¶", "→")."""
+    if _name(node) in ("svg", "math") or _name(node).startswith("mjx-"):
+        return True
+    if node.get("role", "").strip().lower() in DIALOG_ROLES or _classes(node) & {"modal", "katex-html"}:
+        return True
+    return len("".join(str(part) for part in node.itertext()).split()) <= 1
+
+
+def _search_form(form: Element) -> bool:
+    """A form whose text control is a search box: a site's search, not the page's text."""
+    return any(
+        control.get("type", "").strip().lower() == "search"
+        or control.get("name", "").strip().lower() in ("q", "s", "query", "search")
+        for control in form.iter("input")
+    )
+
+
 def _hidden_elements(source: bytes, body: Element) -> set[Element]:
-    """Every hidden element of the page (see :func:`_hidden`) and the undrawn parts of its SVG drawings."""
+    """Every hidden element of the page (see :func:`_hidden`), the undrawn parts of its SVG drawings,
+    its closed dialogs and its search forms."""
     hidden = _hiding_elements(source, body)
     undrawn = {part for svg in body.iter("svg") for part in svg.iter(*SVG_UNDRAWN)}
-    return hidden | undrawn if undrawn else hidden
+    closed = {dialog for dialog in body.iter("dialog") if "open" not in dialog.attrib}
+    searches = {form for form in body.iter("form") if _search_form(form)}
+    return hidden | undrawn | closed | searches
 
 
 def _hiding_elements(source: bytes, body: Element) -> set[Element]:

@@ -78,7 +78,8 @@ def _append_text(parent: Element, text: str | None) -> None:
 
 # Control characters dropped from the text (all but tab and line ends), as bytes: in UTF-8 they
 # are bytes of their own, never part of another character's bytes.
-_CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+_CONTROL_BYTES = bytes([*range(0x00, 0x09), *range(0x0E, 0x1C), 0x7F])
+_SEPARATORS_AS_SPACES = bytes.maketrans(b"\x0b\x0c\x1c\x1d\x1e\x1f", b"      ")  # as strip_controls
 
 
 def _decode(data: bytes) -> bytes:
@@ -116,7 +117,7 @@ def _decode(data: bytes) -> bytes:
         raise UnreadableFile("binary file")
     if b"\r" in text_data:
         text_data = text_data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    return text_data.translate(None, _CONTROL_BYTES)
+    return text_data.translate(_SEPARATORS_AS_SPACES, _CONTROL_BYTES)
 
 
 def _byte_order_mark(data: bytes) -> tuple[bytes, webencodings.Encoding | None]:

@@ -16,7 +16,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ingest.model import ParsedDocument
-from ingest.parse._common import Draft, assemble, decode_utf8_text, split_front_matter
+from ingest.parse._common import Draft, assemble, clean_body, decode_utf8_text, split_front_matter
 
 _QUOTE_MARK = re.compile(r"^ {0,3}> ?")
 _COMMENT = re.compile(r"\s*<!--.*?-->\s*", re.DOTALL)
@@ -50,6 +50,7 @@ def read_markdown_metadata(data: bytes) -> dict[str, Any]:
 
 def parse_markdown(data: bytes) -> ParsedDocument:
     metadata, body = split_front_matter(decode_utf8_text(data))
+    body = clean_body(body)  # as in text: never a raw control in a chunk, never two words glued
     env: dict[str, Any] = {}  # link reference definitions found by the block pass, for the headings' links
     tokens = _block_parser().parse(body, env)
     return assemble("markdown", _drafts(tokens, body.split("\n"), env), metadata)

@@ -15,7 +15,7 @@ import pypdfium2.raw as pdfium_c
 
 from ingest.parse._common import (
     collapse_spaces,
-    strip_controls,
+    drop_controls,
 )
 from ingest.parse.pdf_superscripts import RAISED, continues_mark, with_marks_apart
 
@@ -101,7 +101,7 @@ def _outline(document: pdfium.PdfDocument) -> list[OutlineEntry]:
         for bookmark in document.get_toc(max_depth=12):
             if len(entries) >= MAX_OUTLINE_ENTRIES:
                 break
-            title = collapse_spaces(strip_controls((bookmark.get_title() or "").translate(_T1_LIGATURES)))
+            title = collapse_spaces(drop_controls((bookmark.get_title() or "").translate(_T1_LIGATURES)))
             destination = bookmark.get_dest()
             page = destination.get_index() if destination is not None else None
             if title:
@@ -256,7 +256,7 @@ _new = object.__new__
 
 def _unclean_line_text(stripped: str) -> str | None:
     """The text of a line with characters to clean (see _clean); None for controls only."""
-    if not strip_controls(stripped).strip():
+    if not drop_controls(stripped).strip():
         return None
     return _clean(stripped)
 
@@ -495,4 +495,4 @@ def _clean(text: str) -> str:
         text = text.replace("\ufffd", "")
     if _T1_LIGATURE_CODES.search(text):
         text = text.translate(_T1_LIGATURES)
-    return _UNMAPPED_BULLET.sub("•", collapse_spaces(strip_controls(text)))
+    return _UNMAPPED_BULLET.sub("•", collapse_spaces(drop_controls(text)))

@@ -33,7 +33,7 @@ import pypdfium2.raw as pdfium_c
 from pypdf import PdfReader
 from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject, NumberObject
 
-from ingest.parse._common import collapse_spaces, strip_controls
+from ingest.parse._common import collapse_spaces, drop_controls
 from ingest.parse.pdf_lines import MAX_OUTLINE_ENTRIES, OutlineEntry
 
 MAX_TAG_DEPTH = 100  # structure elements nested deeper than this are not looked at
@@ -102,7 +102,7 @@ class TagHeadings:
             return
         for heading in found:
             title = heading.actual_text or "".join(texts.get(mcid, "") for mcid in heading.mcids)
-            title = collapse_spaces(strip_controls(title))
+            title = collapse_spaces(drop_controls(title))
             if title and len(title) <= MAX_TAG_TITLE_CHARS and len(self.entries) < MAX_OUTLINE_ENTRIES:
                 self.entries.append(OutlineEntry(title, heading.level, number))
 
