@@ -424,7 +424,9 @@ def running_line_indices(zones: Sequence[Sequence[Sequence[EdgeLine]]], page_cou
       only in a number that counts with the page; or
     - (positions known) it sits in a height band that the zone shares on many pages and
       carries the page number there (``3 INSTALLATION 8``, ``Chapter 2: Installation 3``,
-      odd and even pages alike) or repeats there, set apart from the text.
+      odd and even pages alike) or repeats there as it is, set apart from the text.
+    A number numbering a part of the text (``Section 3``, ``§ 3``, ``3. Results``) is never taken for
+    the page's (:func:`page_numbers`).
     """
     drop: list[set[int]] = [set() for _ in range(page_count)]
     for zone in zones:
@@ -466,17 +468,46 @@ def _band_running_lines(zone: Sequence[Sequence[EdgeLine]], page_count: int) -> 
             offset, count = offsets.most_common(1)[0]
             if count >= max(3, len(lines) // 2):
                 counted = {id(line) for line in lines if offset in _page_offsets(line)}
-        repeats = Counter(line_key(line.text) for line in lines)
+        # repeated as it is: "Section 2", "Section 3" … at the top of each page are the text's own
+        repeats = Counter(_exact_key(line.text) for line in lines)
         for line in lines:
-            if id(line) in counted or repeats[line_key(line.text)] >= 2:
+            if id(line) in counted or repeats[_exact_key(line.text)] >= 2:
                 found.append(line)
     return found
 
 
+# A number right after one of these words numbers a part of the text, not the page ("Section 3",
+# "Chapter 2:", "§ 4", "Step 5"), even on pages where it counts with the page.
+_NUMBERED_PART = re.compile(
+    r"(?:\b(?:chapter|chap|ch|section|sect|sec|part|article|art|clause|step|item|appendix|annex|lesson|unit"
+    r"|question|exercise|problem|rule|table|figure|fig|slide|module|paragraph|para|no|nr)\.?|§|#)\s*$",
+    re.IGNORECASE,
+)
+_ENUMERATION_AFTER = re.compile(r"(?:[.)]\s*[^\W\d_]|\.\d)")  # "3. Results", "3) Results", "2.3 Returns"
+
+
+def page_numbers(line: str) -> list[int]:
+    """The numbers of a line that may be its page's number: not one numbering a part of the text
+    ("Section 3", "§ 4") nor a list item or heading number opening the line ("3. Results")."""
+    found = []
+    for match in _NUMBER.finditer(line):
+        before = line[: match.start()]
+        if _NUMBERED_PART.search(before):
+            continue
+        if not before.strip() and _ENUMERATION_AFTER.match(line, match.end()):
+            continue
+        found.append(int(match.group()[-9:]))
+    return found
+
+
+def _exact_key(line: str) -> str:
+    return collapse_spaces(line).casefold()
+
+
 def _page_offsets(line: EdgeLine) -> set[int]:
-    """Number minus page for the first and last number of a line: where page numbers sit."""
-    numbers = _NUMBER.findall(line.text)
-    return {int(n[-9:]) - line.page for n in (numbers[:1] + numbers[-1:])}
+    """Number minus page for the first and last page-number candidate of a line: where page numbers sit."""
+    numbers = page_numbers(line.text)
+    return {n - line.page for n in (numbers[:1] + numbers[-1:])}
 
 
 def running_keys(zones: Sequence[Sequence[str]]) -> set[str]:
@@ -502,6 +533,6 @@ def running_keys(zones: Sequence[Sequence[str]]) -> set[str]:
 def _identical_or_page_counter(by_page: Mapping[int, str]) -> bool:
     if len(set(by_page.values())) == 1:
         return True
-    numbers = {page: [int(n[-9:]) for n in _NUMBER.findall(line)] for page, line in by_page.items()}
+    numbers = {page: page_numbers(line) for page, line in by_page.items()}
     slots = min(len(values) for values in numbers.values())
     return any(len({values[slot] - page for page, values in numbers.items()}) == 1 for slot in range(slots))
