@@ -99,8 +99,9 @@ def near_miss_problems(
         if named is not None:
             near, how = named
             value = fields[name]
-            shown = reprlib.repr(value if isinstance(value, str) else str(value))
-            given = "" if value is None or how != "named like" else f", given {shown}"
+            given = ""
+            if value is not None and how == "named like":
+                given = f", given {reprlib.repr(value if isinstance(value, str) else str(value))}"
             found.append(f"{where}: {name}: unknown field, {how} {near!r}{given} (write {near!r}; nothing was guessed)")
     return found
 
@@ -110,7 +111,4 @@ def named_field(name: str, known: Collection[str]) -> str | None:
     refuses when a name it does not read as a field names one anyway. (Not names merely *like* an
     access or status field: in prose, "Access control: …" is a title, not a field.)"""
     folded = field_name(name)
-    if folded in known:
-        return folded
-    named = _unknown_named(name, known, lookalikes=False)
-    return named[0] if named is not None else None
+    return folded if folded in known else _near_miss(folded, known)

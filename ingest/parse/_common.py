@@ -211,7 +211,7 @@ def read_front_matter(source: str) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------- text helpers
 
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # Controls that separate (vertical tab, form feed, the file/group/record/unit separators): a space, never
 # dropped, so that the words on either side stay two words. (NEL, U+2028 and U+2029 are white space to
 # str.split, which the HTML and text parsers collapse by; Markdown keeps text as written: see clean_body.)
@@ -228,13 +228,13 @@ def collapse_spaces(text: str) -> str:
 
 def strip_controls(text: str) -> str:
     """``text`` without control characters (tab and line ends kept; separators become spaces)."""
-    return _SEPARATOR_CONTROL.sub(" ", _CONTROL.sub("", text))
+    return _CONTROL.sub("", _SEPARATOR_CONTROL.sub(" ", text))
 
 
 def drop_controls(text: str) -> str:
     """``text`` without any control character but tab and line ends, separators included: PDF text, where
     pdfium gives a glyph it cannot map its font's code (OT1's ligatures are 0x0B-0x0F), not a separator."""
-    return _SEPARATOR_CONTROL.sub("", _CONTROL.sub("", text))
+    return _CONTROL.sub("", text)
 
 
 def clean_body(text: str) -> str:
@@ -242,12 +242,12 @@ def clean_body(text: str) -> str:
     keeps the text as written (Markdown), where they would otherwise reach a chunk as they are."""
     if has_controls(text):
         text = strip_controls(text)
-    return _UNICODE_SEPARATOR.sub(" ", text) if _UNICODE_SEPARATOR.search(text) else text
+    return _UNICODE_SEPARATOR.sub(" ", text)
 
 
 def has_controls(text: str) -> bool:
     """Whether :func:`strip_controls` would change ``text`` (or any of its lines)."""
-    return _CONTROL.search(text) is not None or _SEPARATOR_CONTROL.search(text) is not None
+    return _CONTROL.search(text) is not None
 
 
 def _hyphen_joins(last: str, line: str) -> bool:

@@ -167,11 +167,9 @@ def _classes(node: Element) -> set[str]:
 
 
 def _hidden(node: Element) -> bool:
-    """Not shown to a reader (``hidden``, ``display:none``, a closed ``<dialog>``), a landmark of page chrome,
-    or a decoration hidden from screen readers (see :func:`_aria_hidden_decoration`)."""
+    """Not shown to a reader (``hidden``, ``display:none``), a landmark of page chrome, or a decoration
+    hidden from screen readers (see :func:`_aria_hidden_decoration`)."""
     attrib = node.attrib
-    if _name(node) == "dialog" and "open" not in attrib:
-        return True  # a closed dialog is not drawn
     if not attrib:
         return False
     if "hidden" in attrib:
@@ -198,7 +196,7 @@ def _aria_hidden_decoration(node: Element) -> bool:
         return True
     if node.get("role", "").strip().lower() in DIALOG_ROLES or _classes(node) & {"modal", "katex-html"}:
         return True
-    return len("".join(str(part) for part in node.itertext()).split()) <= 1
+    return len(_text_of(node).split()) <= 1
 
 
 def _search_form(form: Element) -> bool:
@@ -215,9 +213,13 @@ def _hidden_elements(source: bytes, body: Element) -> set[Element]:
     its closed dialogs and its search forms."""
     hidden = _hiding_elements(source, body)
     undrawn = {part for svg in body.iter("svg") for part in svg.iter(*SVG_UNDRAWN)}
-    closed = {dialog for dialog in body.iter("dialog") if "open" not in dialog.attrib}
-    searches = {form for form in body.iter("form") if _search_form(form)}
-    return hidden | undrawn | closed | searches
+    # a closed <dialog> is not drawn; a search form is the site's, not the page's text
+    not_text = {
+        node
+        for node in body.iter("dialog", "form")
+        if ("open" not in node.attrib if node.tag == "dialog" else _search_form(node))
+    }
+    return hidden | undrawn | not_text
 
 
 def _hiding_elements(source: bytes, body: Element) -> set[Element]:
