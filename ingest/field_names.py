@@ -51,26 +51,53 @@ def _one_edit_apart(a: str, b: str) -> bool:
 
 
 # Words that make an unknown field name read as one of the fields that decide who may read a passage
-# and when (``access_level: staff``, ``effectiveDate``, ``doc_status``, ``supersededBy``): ignored, the
-# document would be indexed under the default label, in force on every day or as active.
-_GUARDED_WORDS = {"access": "access", "status": "status"}
-_GUARDED_SUFFIXES = ("", "s", "level", "label", "labels", "class", "group", "role", "roles", "code", "type")
+# and when (``access_level: staff``, ``effectiveDate``, ``doc_status``, ``DC.accessRights``): ignored, the
+# document would be indexed under the default label, in force on every day or as active. Only as the first
+# or last word of a short name: ``citation_access_date`` or ``apple-mobile-web-app-status-bar-style`` (HTML
+# meta tags of ordinary pages) name something else.
+_GUARDED_STEMS = {
+    "access": ("", "s", "level", "label", "labels", "class", "group", "role", "roles", "code", "type", "rights"),
+    "status": ("", "es", "code", "type", "label"),
+    "effective": ("", "date", "dates", "from", "to", "until", "till", "start", "end", "since", "through"),
+    "supersed": ("e", "ed", "es", "edby"),
+}
+_GUARDED_FIELDS = {"access": "access", "status": "status", "supersed": "superseded_by"}
 _EFFECTIVE_END = {"to", "until", "till", "end", "ends", "expires", "expiry", "thru", "through"}
+_COMPOUND_PREFIX = 4  # "docaccess", "myaccess", "docstatus": a short word run into the stem
+_MAX_GUARDED_WORDS = 3
 _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def _visible(name: str) -> str:
+    """``name`` in compatibility form without what does not show (format characters such as U+200B,
+    combining marks): ``acc\u200bess_level`` is ``access_level``."""
+    return "".join(c for c in unicodedata.normalize("NFKD", name) if unicodedata.category(c) not in ("Cf", "Mn"))
+
+
+def _guarded_stem(word: str) -> str | None:
+    for stem, suffixes in _GUARDED_STEMS.items():
+        at = word.find(stem)
+        if 0 <= at <= _COMPOUND_PREFIX and (at == 0 or stem != "effective") and word[at + len(stem) :] in suffixes:
+            return stem
+    return None
 
 
 def _guarded_lookalike(name: str, known: Collection[str]) -> str | None:
     """The access, status, effective or superseded field an unknown name's words read as, else None."""
-    words = [word.casefold() for word in _WORD.findall(unicodedata.normalize("NFKC", name))]
-    for word in words:
-        for stem, field in _GUARDED_WORDS.items():
-            if word.startswith(stem) and word[len(stem) :] in _GUARDED_SUFFIXES and field in known:
-                return field
-        if word.startswith("supersed") and "superseded_by" in known:
-            return "superseded_by"
-        if word.startswith("effective") and "effective_from" in known:
+    words = [word.casefold() for word in _WORD.findall(_visible(name))]
+    if not words or len(words) > _MAX_GUARDED_WORDS:
+        return None
+    # the first and last words, alone and run into their neighbour (``DC.accessRights``: access+rights)
+    for word in dict.fromkeys((words[0], words[-1], "".join(words[:2]), "".join(words[-2:]))):
+        stem = _guarded_stem(word)
+        field: str | None
+        if stem == "effective":
             rest = {word[len("effective") :], *words}
-            return "effective_to" if rest & _EFFECTIVE_END else "effective_from"
+            field = "effective_to" if rest & _EFFECTIVE_END else "effective_from"
+        else:
+            field = _GUARDED_FIELDS.get(stem or "")
+        if field is not None and field in known:
+            return field
     return None
 
 

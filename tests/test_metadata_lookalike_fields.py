@@ -33,6 +33,12 @@ BASE = {"doc_id": "pay", "version": "1", "title": "Pay"}
         ("effective_until", "effective_to"),
         ("effective-end", "effective_to"),
         ("superseded", "superseded_by"),
+        ("acc\u200bess_level", "access"),  # an invisible character inside the word
+        ("doc_st\u2060atus", "status"),
+        ("DC.accessRights", "access"),
+        ("dcterms.accessrights", "access"),
+        ("docaccess", "access"),
+        ("docstatus", "status"),
         ("supersedes", "superseded_by"),
     ],
 )
@@ -53,7 +59,22 @@ def test_an_inventory_entry_is_read_the_same_way() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["description", "keywords", "author", "accessibility", "statusbar", "generator", "robots", "summary"]
+    "name",
+    [
+        "description",
+        "keywords",
+        "author",
+        "accessibility",
+        "statusbar",
+        "generator",
+        "robots",
+        "summary",
+        "apple-mobile-web-app-status-bar-style",  # iOS pages
+        "citation_access_date",  # Highwire / Google Scholar
+        "effectiveness",
+        "cost_effectiveness",
+        "effectively",
+    ],
 )
 def test_ordinary_fields_stay_ignored(name: str) -> None:
     meta, problems, _ = resolve_metadata("documents/pay.md", {**BASE, "access": "staff", name: "x"}, None, Settings())

@@ -27,6 +27,29 @@ def test_a_page_wrapped_in_a_form_is_not_empty() -> None:
     assert "Employees file leave early." in parse_bytes(page, "p.html").text
 
 
+def test_a_page_wrapped_in_one_form_with_the_site_search_is_kept() -> None:
+    # ASP.NET WebForms and SharePoint wrap the whole page, its search box included, in one <form>
+    page = (
+        b"<html><head><title>P</title></head><body><form id='aspnetForm'><input name='q' type='search'>"
+        b"<main><h1>Travel policy</h1><p>Economy class on flights under six hours.</p></main></form></body></html>"
+    )
+    assert "Economy class on flights under six hours." in parse_bytes(page, "p.html").text
+
+
+def test_a_form_with_a_lookup_box_keeps_its_explanations() -> None:
+    text = _text(
+        '<form><fieldset><legend>Claim</legend><p>Claims need the receipt and the serial number.</p>'
+        '<input type="search" name="model"></fieldset></form>'
+    )
+    assert "Claims need the receipt and the serial number." in text
+
+
+def test_a_one_word_answer_under_aria_hidden_is_text() -> None:
+    text = _text('<p>Waterproof?</p><div aria-hidden="true">Yes.</div><p>Rating <span aria-hidden="true">IP68</span></p>')
+    assert "Yes." in text
+    assert "IP68" in text
+
+
 def test_text_under_aria_hidden_is_kept_but_icons_are_not() -> None:
     text = _text(
         '<div class="panel" aria-hidden="true"><p>Carry-over days expire in March.</p></div>'

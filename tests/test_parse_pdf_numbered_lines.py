@@ -34,7 +34,18 @@ def _pdf(top: str, bottom: str | None = "{page}") -> bytes:
 
 
 @pytest.mark.parametrize(
-    "top", ["Section {page}", "{page}. Results of stage", "{page}) Results of stage", "§ {page} Duties", "Step {page}: Remove it"]
+    "top",
+    [
+        "Section {page}",
+        "{page}. Results of stage",
+        "{page}) Results of stage",
+        "§ {page} Duties",
+        "Step {page}: Remove it",
+        "Day {page}",
+        "Task {page}",
+        "Phase {page}",
+        "Kapitel {page}",
+    ],
 )
 def test_a_numbered_line_that_counts_with_the_page_is_kept(top: str) -> None:
     text = parse_bytes(_pdf(top), "steps.pdf").text

@@ -480,7 +480,8 @@ def _band_running_lines(zone: Sequence[Sequence[EdgeLine]], page_count: int) -> 
 # "Chapter 2:", "§ 4", "Step 5"), even on pages where it counts with the page.
 _NUMBERED_PART = re.compile(
     r"(?:\b(?:chapter|chap|ch|section|sect|sec|part|article|art|clause|step|item|appendix|annex|lesson|unit"
-    r"|question|exercise|problem|rule|table|figure|fig|slide|module|paragraph|para|no|nr)\.?|§|#)\s*$",
+    r"|question|exercise|problem|rule|table|figure|fig|slide|module|paragraph|para|no|nr|day|week|task|phase"
+    r"|stage|level|schedule|exhibit|kapitel|artikel|abschnitt|chapitre|capitulo|capítulo)\.?|§|#)\s*$",
     re.IGNORECASE,
 )
 _ENUMERATION_AFTER = re.compile(r"(?:[.)]\s*[^\W\d_]|\.\d)")  # "3. Results", "3) Results", "2.3 Returns"

@@ -196,12 +196,21 @@ def _aria_hidden_decoration(node: Element) -> bool:
         return True
     if node.get("role", "").strip().lower() in DIALOG_ROLES or _classes(node) & {"modal", "katex-html"}:
         return True
-    return len(_text_of(node).split()) <= 1
+    words = _text_of(node).split()
+    return not words or len(words) == 1 and _ICON_TEXT.fullmatch(words[0]) is not None
+
+
+# One word an icon font draws ("menu", "open_in_new") or a mark ("¶", "→"): "Yes." and "IP68" are text.
+_ICON_TEXT = re.compile(r"[a-z_]+|[^\w]+")
+SEARCH_FORM_MAX_WORDS = 40  # more text than a search box's label and hints: the form holds the page
 
 
 def _search_form(form: Element) -> bool:
-    """A form whose text control is a search box: a site's search, not the page's text."""
-    return any(
+    """A form whose text control is a search box and that holds little else: a site's search, not the
+    page's text (ASP.NET pages wrap the whole page, its search box included, in one form)."""
+    if next(form.iter("main", "article", "h1", "h2", "h3", "h4", "h5", "h6", "fieldset"), None) is not None:
+        return False
+    return len(_text_of(form).split()) <= SEARCH_FORM_MAX_WORDS and any(
         control.get("type", "").strip().lower() == "search"
         or control.get("name", "").strip().lower() in ("q", "s", "query", "search")
         for control in form.iter("input")
