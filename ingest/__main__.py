@@ -9,6 +9,11 @@ from __future__ import annotations
 
 
 def main() -> None:
+    import gc
+
+    # Importing the CLI allocates much and frees little: the cycle collector would walk it all again
+    # and again (the CLI resumes it, with what start-up made frozen, once the command's imports are done).
+    gc.disable()
     from ingest.cli import main as cli_main
 
     cli_main()

@@ -37,7 +37,6 @@ from ingest.listing import Listing as Listing
 from ingest.listing import discover as discover
 from ingest.listing import list_documents as list_documents
 from ingest.listing import read_document as read_document
-from ingest.listing import relative_source
 from ingest.listing import shown as shown
 from ingest.metadata import INVENTORY, RULES_VERSION, Visibility, visibility_of
 from ingest.metadata_cross import cross_document_problems
@@ -237,20 +236,17 @@ def scan_fingerprint(inventory: bytes | None, settings: Settings) -> str:
     return digest.hexdigest()
 
 
-def listing_hash(root: Path, paths: list[Path], problems: list[DocumentProblems]) -> str:
-    names = [relative_source(path, root) for path in paths] + [p.source for p in problems]
+def listing_hash(listing: Listing) -> str:
+    names = listing.sources + [p.source for p in listing.file_problems]
     return hashlib.sha256("\n".join(names).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _reuse(
-    paths: list[Path], root: Path, memo: ScanMemo, hashed: Mapping[str, str]
-) -> tuple[dict[str, Scanned], list[Path]]:
+def _reuse(listing: Listing, memo: ScanMemo, hashed: Mapping[str, str]) -> tuple[dict[str, Scanned], list[Path]]:
     """Hash every file (``hashed``: those already hashed, by source); those the memo knows are
     accepted as stored (or rejected as last time, for the same reasons), the others still to check."""
     reused: dict[str, Scanned] = {}
     todo: list[Path] = []
-    for path in paths:
-        source = relative_source(path, root)
+    for source, path in zip(listing.sources, listing.paths, strict=True):
         try:
             sha256 = hashed.get(source) or hashlib.sha256(read_document(path)).hexdigest()
         except (OSError, UnreadableFile):
@@ -312,8 +308,7 @@ def scan_corpus(
     listing, reused, todo = _listed(root, ahead, memo, fingerprint)
     if memo_only and (todo or memo is None or memo.fingerprint != fingerprint):
         raise MemoMiss(f"{len(todo)} file(s) to read")
-    paths = listing.paths
-    listed = listing_hash(root, paths, listing.file_problems)
+    listed = listing_hash(listing)
     inventory_skipped = _inventory_still_holds(memo, fingerprint, listed, todo)
     inventory, as_given = _inventory_entries(root, inventory_data, listing, inventory_skipped)
     count = default_workers() if workers is None else workers
@@ -321,7 +316,7 @@ def scan_corpus(
         todo, root, inventory, settings, skip_body, count, chunking, parser_memory_limit, parser_timeout_s
     )
     try:
-        results = _in_order(paths, root, reused, checked, on_file, on_accepted)
+        results = _in_order(listing.sources, reused, checked, on_file, on_accepted)
     finally:
         # A caller's error (e.g. a store failure raised by on_accepted) leaves the workers' generator
         # suspended: close it now, shutting its pool down, not at interpreter exit (which fails loudly).
@@ -341,7 +336,7 @@ def _listed(
     # The head start's hashes serve only the reuse here: not held through the scan.
     listing, hashed = found if found is not None else (list_documents(root), {})
     if memo is not None and memo.fingerprint == fingerprint:
-        reused, todo = _reuse(listing.paths, root, memo, hashed)
+        reused, todo = _reuse(listing, memo, hashed)
         return listing, reused, todo
     return listing, {}, listing.paths
 
@@ -371,17 +366,15 @@ def _inventory_still_holds(memo: ScanMemo | None, fingerprint: str, listed: str,
 
 
 def _in_order(
-    paths: list[Path],
-    root: Path,
+    sources: list[str],
     reused: Mapping[str, Scanned],
     checked: Iterator[Scanned],
     on_file: Callable[[str], None] | None,
     on_accepted: Callable[[Accepted], Accepted] | None = None,
 ) -> list[Scanned]:
-    """Every file's result in the order of ``paths``: reused ones, and checked ones as they arrive."""
+    """Every file's result in the order of ``sources``: reused ones, and checked ones as they arrive."""
     results: list[Scanned] = []
-    for path in paths:
-        source = relative_source(path, root)
+    for source in sources:
         result = reused.get(source) or next(checked)
         if on_file is not None:
             on_file(result.source)

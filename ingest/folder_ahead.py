@@ -8,7 +8,7 @@ import threading
 import time
 from pathlib import Path
 
-from ingest.listing import DOCUMENTS, Listing, list_documents, read_document, relative_source
+from ingest.listing import DOCUMENTS, Listing, list_documents, read_document
 from ingest.model import UnreadableFile
 
 
@@ -32,9 +32,9 @@ class FolderAhead:
                 return  # the scan says what is wrong
             listing = list_documents(self.root)
             hashes: dict[str, str] = {}
-            for path in listing.paths:
+            for source, path in zip(listing.sources, listing.paths, strict=True):
                 try:
-                    hashes[relative_source(path, self.root)] = hashlib.sha256(read_document(path)).hexdigest()
+                    hashes[source] = hashlib.sha256(read_document(path)).hexdigest()
                 except (OSError, UnreadableFile):
                     continue  # read again by the scan, which names the problem
             self._found, self._read_at = (listing, hashes), time.monotonic()

@@ -81,7 +81,7 @@ def inventory_visibility(
 
 def _present(root: Path, listing: Listing) -> set[str]:
     """Every listed path relative to documents/, unreadable files included."""
-    present = {path.relative_to(root / DOCUMENTS).as_posix() for path in listing.paths}
+    present = {source.removeprefix(DOCUMENTS + "/") for source in listing.sources}  # paths under documents/
     return present | {p.source.removeprefix(DOCUMENTS + "/") for p in listing.file_problems}
 
 

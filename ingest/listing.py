@@ -69,6 +69,9 @@ class Listing:
     paths: list[Path]
     file_problems: list[DocumentProblems]  # a path that looks like a document but cannot be one
     folder_problems: list[DocumentProblems]  # a folder that could not be listed
+    # relative_source of each path, in the same order: made once by the walk, asked for per file by the
+    # hashing, the memo and the scan (its cost on a no-op run was about that of hashing small files)
+    sources: list[str]
 
 
 def relative_source(path: Path, root: Path) -> str:
@@ -94,50 +97,100 @@ def list_documents(root: Path) -> Listing:
     problems: the documents they may hold are never taken for deleted.
     """
     root = Path(root)
-    documents = root / DOCUMENTS
-    real_root = root.resolve()
-    found: list[tuple[str, Path]] = []  # (source, path)
-    files_bad: list[DocumentProblems] = []
-    folders_bad: list[DocumentProblems] = []
+    walk = _Walk(root)
+    folders = [root / DOCUMENTS]
+    while folders:  # the order of the walk does not matter: everything is sorted at the end
+        folders += walk.folder(folders.pop())
+    found = sorted(walk.found, key=lambda pair: pair[0])
+    return Listing(
+        [path for _, path in found],
+        sorted(walk.files_bad, key=lambda p: p.source),
+        sorted(walk.folders_bad, key=lambda p: p.source),
+        [source for source, _ in found],
+    )
 
-    # A problem's `source` is the exact path (a name that is not UTF-8 keeps its bytes as
-    # surrogates, so os.fsencode gives them back); its message shows it escaped.
-    def unlistable(exc: OSError) -> None:
-        where = Path(exc.filename).relative_to(root).as_posix() if exc.filename else DOCUMENTS
+
+class _Walk:
+    """One walk of ``documents/`` with ``os.scandir``: a folder's entries say which are folders,
+    symbolic links or regular files without a system call per file (what ``os.walk`` and an
+    ``lstat`` per file cost a no-op run more than hashing the files' bytes)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.real_root = root.resolve()
+        self.found: list[tuple[str, Path]] = []  # (source, path)
+        self.files_bad: list[DocumentProblems] = []
+        self.folders_bad: list[DocumentProblems] = []
+
+    def folder(self, folder: Path) -> list[Path]:
+        """Lists one folder: its files kept or named as problems; returns the folders to enter."""
+        try:
+            with os.scandir(folder) as listed:
+                entries = list(listed)
+        except OSError as exc:  # as os.walk's onerror: the folder is one problem, its documents kept
+            self._unlistable(exc, folder)
+            return []
+        enter = []
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            try:
+                is_folder = entry.is_dir()  # follows a symlink, as os.walk sorts them
+            except OSError:
+                is_folder = False
+            path = folder / name
+            if is_folder:
+                if _is_symlink(entry):  # not entered: say so, keep its documents
+                    where = self._relative(path)
+                    message = (
+                        f"{shown(where)}: symbolic link to a folder: not entered (its files are not read); documents "
+                        "stored from this path by an earlier run, if any, are kept"
+                    )
+                    self.folders_bad.append(DocumentProblems(where, None, (message,)))
+                else:
+                    enter.append(path)
+            elif _suffix(name).lower() in SUFFIXES:
+                self._file(entry, path)
+        return enter
+
+    def _file(self, entry: os.DirEntry[str], path: Path) -> None:
+        relative = relative_source(path, self.root)
+        try:  # a regular file with a plain name: nothing more to ask (the usual case, no system call)
+            plain = relative.isascii() and entry.is_file(follow_symlinks=False)
+        except OSError:
+            plain = False
+        why = None if plain else _why_unreadable(path, relative, self.real_root)
+        if why is None:
+            self.found.append((relative, path))
+        else:
+            source = self._relative(path)
+            self.files_bad.append(DocumentProblems(source, None, (f"{shown(source)}: {why}",)))
+
+    def _relative(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    def _unlistable(self, exc: OSError, folder: Path) -> None:
+        # A problem's `source` is the exact path (a name that is not UTF-8 keeps its bytes as
+        # surrogates, so os.fsencode gives them back); its message shows it escaped.
+        where = Path(exc.filename or folder).relative_to(self.root).as_posix()
         kept = "the documents stored from it are kept unless inventory.yaml narrows them"
-        folders_bad.append(
+        self.folders_bad.append(
             DocumentProblems(where, None, (f"{shown(where)}: unreadable folder: {exc.strerror or exc}; {kept}",))
         )
 
-    def bad(path: Path, reason: str) -> None:
-        source = path.relative_to(root).as_posix()
-        files_bad.append(DocumentProblems(source, None, (f"{shown(source)}: {reason}",)))
 
-    for folder, subfolders, files in os.walk(documents, onerror=unlistable, followlinks=False):
-        subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
-        for name in subfolders:
-            if (Path(folder) / name).is_symlink():  # os.walk does not enter it: say so, keep its documents
-                where = (Path(folder) / name).relative_to(root).as_posix()
-                message = (
-                    f"{shown(where)}: symbolic link to a folder: not entered (its files are not read); documents "
-                    "stored from this path by an earlier run, if any, are kept"
-                )
-                folders_bad.append(DocumentProblems(where, None, (message,)))
-        for name in files:
-            path = Path(folder) / name
-            if name.startswith(".") or path.suffix.lower() not in SUFFIXES:
-                continue
-            relative = relative_source(path, root)
-            why = _why_unreadable(path, relative, real_root)
-            if why is None:
-                found.append((relative, path))
-            else:
-                bad(path, why)
-    return Listing(
-        [path for _, path in sorted(found, key=lambda pair: pair[0])],
-        sorted(files_bad, key=lambda p: p.source),
-        sorted(folders_bad, key=lambda p: p.source),
-    )
+def _is_symlink(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
+
+
+def _suffix(name: str) -> str:
+    """``Path(name).suffix`` of a bare file name, without making a Path."""
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
 def discover(root: Path) -> list[Path]:

@@ -14,7 +14,6 @@ end: the next run's ``repair`` reads only those, never every chunk of the index.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import time
@@ -28,19 +27,16 @@ from ingest.corpus import PARSER_TIMEOUT_S, CorpusError, CorpusScan, FolderAhead
 from ingest.journal import JOURNAL as JOURNAL
 from ingest.journal import SCAN_MEMO as SCAN_MEMO
 from ingest.journal import (
-    TOMBSTONES,
     WITHDRAWN_ACCESS,
     _Journal,
     read_tombstones,
     repaired_counts,
-    tombstones_json,
 )
 from ingest.journal import read_journal as read_journal
 from ingest.journal import repair as repair
 from ingest.journal import scan_memo as scan_memo
 from ingest.journal import write_journal as write_journal
 from ingest.model import DocumentRecord
-from ingest.parse import PARSER_VERSION
 from ingest.plan import ACTIONS as ACTIONS
 from ingest.plan import EDITED as EDITED
 from ingest.plan import METADATA_FIELDS as METADATA_FIELDS
@@ -58,8 +54,14 @@ from ingest.plan import plan_sync as plan_sync
 from ingest.plan import record_for as record_for
 from ingest.plan import settings_fingerprint as settings_fingerprint
 from ingest.plan import with_corpus_limits as with_corpus_limits
+from ingest.run_meta import build_meta
+from ingest.run_meta import end_of_run_meta as end_of_run_meta
+from ingest.run_meta import meta_differs as meta_differs
+from ingest.run_meta import roles_record as roles_record
+from ingest.run_meta import total_after as total_after
+from ingest.run_meta import withdrawn_meta as withdrawn_meta
 from ingest.run_result import RunResult as RunResult
-from ingest.settings import ChunkSettings, Settings, SettingsError, roles_to_meta
+from ingest.settings import ChunkSettings, Settings, SettingsError
 from ingest.store.base import Store
 from ingest.sync import DEFAULT_WRITE_BATCH_CHUNKS as DEFAULT_WRITE_BATCH_CHUNKS
 from ingest.sync import _carry_over, _EarlyWriter, _release_written, _ticker, _write_plan
@@ -277,31 +279,6 @@ def _locked_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
     return result
 
 
-def end_of_run_meta(
-    settings: Settings, chunking: ChunkSettings, analysis: str, scan: CorpusScan, result: RunResult
-) -> dict[str, str]:
-    """What a run records in the store's meta at its end (written only when it differs, see meta_differs)."""
-    return {
-        **_meta(settings, chunking, analysis),
-        JOURNAL: "",
-        SCAN_MEMO: _memo_json(scan, result),
-        **withdrawn_meta(result.plan),
-    }
-
-
-def withdrawn_meta(plan: Plan) -> dict[str, str]:
-    """The withdrawn versions a run leaves remembered: their bytes (tombstones) and their labels."""
-    return {
-        TOMBSTONES: tombstones_json(plan.tombstones),
-        WITHDRAWN_ACCESS: tombstones_json(plan.remembered_access()),
-    }
-
-
-def meta_differs(current: Mapping[str, str], updates: Mapping[str, str]) -> bool:
-    """Whether writing ``updates`` would change the recorded meta (the build time alone does not count)."""
-    return any(current.get(k) != v for k, v in updates.items() if k != "built_at")
-
-
 def _strict_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> RunResult:
     """--strict: plan first without writing; write everything only when nothing was rejected.
 
@@ -382,17 +359,6 @@ def _strict_refusal(store: Store, plan: Plan) -> Plan:
     return refused
 
 
-def total_after(stored: list[DocumentRecord], plan: Plan) -> int:
-    """Chunks in the store after the plan: the records' chunk counts (no count request needed)."""
-    live = {r.key: r.chunk_count for r in stored}
-    for item in plan.items:
-        if item.action in ("new", "changed", "moved"):
-            live[item.key] = item.write
-        elif item.action == "removed":
-            live.pop(item.key, None)
-    return sum(live.values())
-
-
 def _full_run(
     store: Store, job: _Job, stored: list[DocumentRecord], meta: Mapping[str, str], rebuild_reason: str
 ) -> tuple[RunResult, CorpusScan]:
@@ -432,7 +398,7 @@ def _full_run(
         carried = _carry_over(store, fresh, [old for key, old in old_keys.items() if key not in rebuilt], scan, plan)
         left_out = [old for key, old in old_keys.items() if key not in rebuilt and old not in carried]
         withdraw_after_rebuild(plan, scan, left_out, lambda old: store.document_chunks(old.doc_id, old.version))
-        fresh.set_meta(_meta(job.settings, job.chunking, store.analysis))
+        fresh.set_meta(build_meta(job.settings, job.chunking, store.analysis))
     # A chunk ID hashes its doc_id@version: an old chunk survives only among its own version's new
     # chunks (one document's IDs in memory at a time, never the whole index's).
     rewritten = {doc.meta.key: chunks for doc, chunks, _ in plan.to_write if doc.meta.key in rebuilt}
@@ -450,23 +416,6 @@ def _full_run(
     result.total = store.counts()["totals"]["chunks"]
     _release_written(plan, result)
     return result, scan
-
-
-def _memo_json(scan: CorpusScan, result: RunResult) -> str:
-    problems = sorted({p.source for p in result.plan.problems})
-    return json.dumps(
-        {
-            "fingerprint": scan.fingerprint,
-            "listing": scan.listing,
-            "defaulted": list(scan.defaulted_sources),
-            "problems": problems,
-            "rejected": [
-                [r.source, r.sha256, r.problems.doc_id, r.key, list(r.problems.problems)]
-                for r in scan.remembered_rejections
-            ],
-        },
-        separators=(",", ":"),
-    )
 
 
 def analysis_change(store: Store, stored: list[DocumentRecord], meta: Mapping[str, str] | None = None) -> str:
@@ -536,22 +485,3 @@ def _record_roles(store: Store, settings: Settings) -> None:
     current = store.get_meta()
     if current and meta_differs(current, access):
         store.set_meta(access)
-
-
-def roles_record(settings: Settings) -> dict[str, str]:
-    """The labels and roles a run records before anything else (what `search` reads back)."""
-    return {key: value for key, value in _meta(settings, ChunkSettings(), "").items() if key in ("labels", "roles")}
-
-
-def _meta(settings: Settings, chunking: ChunkSettings, analysis: str) -> dict[str, str]:
-    """What the store records about how it was built (and the roles `search` reads back)."""
-    return {
-        "analysis": analysis,
-        "chunker": chunking.chunker,
-        "size": str(chunking.size),
-        "overlap": str(chunking.overlap),
-        "parser_version": PARSER_VERSION,
-        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "labels": json.dumps(list(settings.labels)),
-        "roles": roles_to_meta(settings.roles),
-    }

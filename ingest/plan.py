@@ -9,7 +9,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ingest.chunk import ChunkLimitExceeded, chunk_document
 from ingest.corpus import CorpusScan, read_document
 from ingest.default_access import DEFAULT_REFUSED, default_clashes
 from ingest.kept import Claim, claimed, refused_claim, scan_claims, verdict
@@ -194,7 +193,19 @@ def _stored_metadata(doc: ScannedDocument) -> dict[str, Any]:
 
 
 def _metadata_differs(doc: ScannedDocument, old: DocumentRecord) -> list[str]:
-    # compared in the stored form, without building a record per document (an unchanged run asks this of each)
+    # compared in the stored form, without building a record per document (an unchanged run asks this of
+    # each): first all at once, field by field only when one differs
+    meta = doc.meta
+    if (
+        meta.title == old.title
+        and meta.access == old.access
+        and meta.status == old.status
+        and meta.superseded_by == old.superseded_by
+        and (meta.effective_from.isoformat() if meta.effective_from else None) == old.effective_from
+        and (meta.effective_to.isoformat() if meta.effective_to else None) == old.effective_to
+        and tuple(meta.tags) == old.tags
+    ):
+        return []
     new = _stored_metadata(doc)
     return [f for f in METADATA_FIELDS if new[f] != getattr(old, f)]
 
@@ -398,6 +409,8 @@ def _same_text(
 def _current_digest(doc: ScannedDocument, root: Path, chunking: ChunkSettings) -> str | None:
     """The text digest of the file as it is now; None when it cannot be chunked (it is refused later
     with the reason). ChangedWhileRead is raised: other bytes than the scan read are no edit."""
+    from ingest.chunk import ChunkLimitExceeded, chunk_document  # only where a file is chunked (see _plan_document)
+
     try:
         return text_digest(chunk_document(parsed_document(doc, root), chunking))
     except ChangedWhileRead:
@@ -476,6 +489,9 @@ def _plan_document(
     if action == "unchanged":
         plan.items.append(PlannedDocument("unchanged", key, doc.source))
         return
+    # imported by the first document to chunk: a run with nothing to write never loads the chunker
+    from ingest.chunk import ChunkLimitExceeded, chunk_document
+
     if metadata_only:
         reasons = [METADATA_EDITED if reason == EDITED else reason for reason in reasons]
     elif EDITED in reasons:

@@ -9,7 +9,6 @@ from the repository) has no ``ingest/mappings/`` and reads the top-level folder 
 from __future__ import annotations
 
 import json
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +17,19 @@ CHECKOUT_MAPPINGS = Path(__file__).resolve().parents[1] / "mappings"
 
 def mapping_text(name: str) -> str:
     """The text of ``mappings/{name}.json`` (``name``: chunks, documents or meta)."""
-    packaged = resources.files("ingest") / "mappings" / f"{name}.json"
-    if packaged.is_file():
-        return packaged.read_text(encoding="utf-8")
+    here = Path(__file__)
+    # A package installed in a folder: what importlib.resources would read, without importing it (it
+    # imports zipfile and tempfile, a tenth of a no-op run's own imports); elsewhere (a zip) it reads.
+    if here.is_file():
+        on_disk = here.parent / "mappings" / f"{name}.json"
+        if on_disk.is_file():
+            return on_disk.read_text(encoding="utf-8")
+    else:
+        from importlib import resources
+
+        packaged = resources.files("ingest") / "mappings" / f"{name}.json"
+        if packaged.is_file():
+            return packaged.read_text(encoding="utf-8")
     checkout = CHECKOUT_MAPPINGS / f"{name}.json"
     if checkout.is_file():
         return checkout.read_text(encoding="utf-8")

@@ -11,9 +11,8 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
-from ingest.chunk import ChunkLimitExceeded, chunk_document
 from ingest.corpus import CorpusScan
 from ingest.file_check import Accepted
 from ingest.journal import _Journal
@@ -32,6 +31,9 @@ from ingest.plan import Plan, PlannedDocument, ToWrite, WrittenChunks, keep_reas
 from ingest.run_result import RunResult
 from ingest.settings import ChunkSettings
 from ingest.store.base import ItemError, Store, batched
+
+if TYPE_CHECKING:  # imported where chunks are made: a run with nothing to chunk never loads the chunker
+    from ingest.chunk import ChunkLimitExceeded
 
 
 class _SpilledChunks(WrittenChunks):
@@ -250,9 +252,12 @@ class _EarlyWriter:
             self._writer.raise_failure()  # a store failure stops the scan at the next document
         doc = accepted.document
         chunks = accepted.chunks  # chunked by the worker that parsed it (scan_corpus(chunking=…))
+        if chunks is None and not isinstance(doc, SourceDocument):
+            return accepted  # its bytes are stored: nothing parsed, nothing to write now
+        from ingest.chunk import ChunkLimitExceeded, chunk_document
+
         if chunks is None:
-            if not isinstance(doc, SourceDocument):
-                return accepted  # its bytes are stored: nothing parsed, nothing to write now
+            assert isinstance(doc, SourceDocument)
             body_dropped = doc.without_body()
             if doc.meta.key in self.stored:
                 return Accepted(accepted.source, body_dropped, accepted.defaulted)  # see below: the plan chunks it
@@ -319,6 +324,8 @@ class _EarlyWriter:
         return self.spill.hold(chunks) if self.store is not None else self.spill.keep(c.chunk_id for c in chunks)
 
     def take(self, source: str) -> WrittenChunks | list[Chunk]:
+        from ingest.chunk import ChunkLimitExceeded
+
         found = self._unpack(self.chunked.pop(source))
         if isinstance(found, ChunkLimitExceeded):
             raise found

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -17,6 +16,8 @@ AliasPair = tuple[str, str]
 
 def new_build() -> str:
     """A build suffix: sortable UTC time plus randomness (no ``_``, lowercase)."""
+    import secrets  # here: it imports hmac, and only a run that creates indices needs it
+
     return datetime.now(UTC).strftime("%Y%m%dt%H%M%S") + "-" + secrets.token_hex(3)
 
 

@@ -4,7 +4,7 @@ Importing the ``elasticsearch`` package costs about as much as the whole no-op c
 --version`` plus hashing the folder). An unchanged run writes nothing but its lock, so this check makes
 the reads such a run makes, over plain HTTP with the standard library's ``http.client`` (importing
 urllib3 alone would cost a fifth of such a run), and decides with the pure rules the full path uses
-(:mod:`.layout_rules`, ``ingest.plan``, ``ingest.journal``, ``ingest.pipeline``): the cluster answers;
+(:mod:`.layout_rules`, ``ingest.plan``, ``ingest.journal``, ``ingest.run_meta``): the cluster answers;
 the layout is recorded and the access reconcile would change nothing; no lock is held; no journal is
 pending; ``[roles]``, the analysis and the chunk settings are the recorded ones; the folder's listing
 and hashes are all vouched for by the last run's memo; the plan writes and removes nothing and the
@@ -42,12 +42,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ingest import pipeline
+from ingest import run_meta
 from ingest.api import RunOptions
 from ingest.config import ConnectionConfig, without_credentials
-from ingest.corpus import FolderAhead, scan_corpus
+from ingest.corpus import FolderAhead, ScanMemo, scan_corpus
 from ingest.journal import WITHDRAWN_ACCESS, read_journal, read_tombstones, repaired_counts, scan_memo
 from ingest.model import Chunk, DocumentRecord
+from ingest.plan import plan_sync, with_corpus_limits
 from ingest.run_result import RunResult
 from ingest.settings import ChunkSettings, Settings
 from ingest.store.elasticsearch.layout_rules import (
@@ -94,21 +95,49 @@ def unchanged_run(
     if os.environ.get("INGEST_NO_FAST_NOOP") == "1" or not _replicable(connection):
         return None
     started = time.perf_counter()  # as pipeline.run's: before the folder's hashes are waited for
-    found = ahead.take()
-    if found is None:
-        return None
     try:
         http = _Http(connection)
         try:
-            result = _check(http, corpus, connection, settings, chunking, ahead, found)
+            # The store is read while the folder is still being hashed in its thread: the waits for the
+            # node's answers overlap the hashing, which is only waited for once the plan needs it.
+            read = _check(http, connection, settings)
         finally:
             http.close()
     except Exception:  # noqa: BLE001 - any doubt at all: the full path runs and reports as it always did
+        read = None
+    if read is None:
+        return None
+    result = _plan_or_none(corpus, connection, settings, chunking, ahead, read)
+    if result is not None:
+        result.elapsed_s = time.perf_counter() - started
+    return result
+
+
+def _plan_or_none(
+    corpus: Path,
+    connection: ConnectionConfig,
+    settings: Settings,
+    chunking: ChunkSettings,
+    ahead: FolderAhead,
+    read: tuple[list[DocumentRecord], Mapping[str, str], str],
+) -> RunResult | None:
+    """The plan from the store's reads and the folder's hashes (waited for here); None: the full path
+    runs, and finds the folder's hashes put back."""
+    stored, meta, analyzer = read
+    try:
+        memo = scan_memo(meta, stored)  # made while the folder may still be hashed
+    except Exception:  # noqa: BLE001 - as above
+        return None
+    found = None if memo is None else ahead.take()
+    if memo is None or found is None:
+        return None
+    try:
+        ahead.give_back(found)  # taken by the scan
+        result = _plan_without_writes(corpus, connection, settings, chunking, ahead, memo, stored, meta, analyzer)
+    except Exception:  # noqa: BLE001 - as above
         result = None
     if result is None:
         ahead.give_back(found)
-        return None
-    result.elapsed_s = time.perf_counter() - started
     return result
 
 
@@ -189,15 +218,10 @@ def _default_ca_certs() -> str:
 
 
 def _check(
-    http: _Http,
-    corpus: Path,
-    connection: ConnectionConfig,
-    settings: Settings,
-    chunking: ChunkSettings,
-    ahead: FolderAhead,
-    found: Any,
-) -> RunResult | None:
-    """The reads of an unchanged run, in its order; a RunResult when nothing would be written, else None."""
+    http: _Http, connection: ConnectionConfig, settings: Settings
+) -> tuple[list[DocumentRecord], Mapping[str, str], str] | None:
+    """The reads of an unchanged run, in its order: (records, run metadata, analyzer) when they leave
+    nothing to repair or reconcile, else None."""
     names = IndexNames(connection.index_prefix)
     check_names(connection.index_prefix, settings)
     analyzer = connection.analyzer or analyzer_for(settings)
@@ -208,7 +232,7 @@ def _check(
         return None
     if meta.get("analysis") != analyzer or read_journal(meta) != set():
         return None  # a rebuild, a pending journal (a killed run) or a store older than the journal
-    if pipeline.meta_differs(meta, pipeline.roles_record(settings)):
+    if run_meta.meta_differs(meta, run_meta.roles_record(settings)):
         return None
     targets = f"{names.all_alias},{names.documents_alias}"
     http.call("POST", f"/{targets}/_refresh?ignore_unavailable=true&allow_no_indices=true")
@@ -217,7 +241,7 @@ def _check(
         return None  # no record: an empty store, or its records lost (pipeline.records_missing rebuilds)
     if _meta_documents(http, names)["versions"] != first["versions"]:
         return None  # a run wrote the metadata or the layout meanwhile
-    return _plan_without_writes(corpus, connection, settings, chunking, ahead, found, stored, meta, analyzer)
+    return stored, meta, analyzer
 
 
 def _meta_documents(http: _Http, names: IndexNames) -> dict[str, Any]:
@@ -288,23 +312,21 @@ def _plan_without_writes(
     settings: Settings,
     chunking: ChunkSettings,
     ahead: FolderAhead,
-    found: Any,
+    memo: ScanMemo,
     stored: list[DocumentRecord],
     meta: Mapping[str, str],
     analyzer: str,
 ) -> RunResult | None:
     """pipeline._locked_run's scan and plan with nothing to repair, from the memo alone (no file parsed):
     its RunResult when the plan writes and removes nothing and the end-of-run meta is the recorded one."""
-    chunking = pipeline.with_corpus_limits(chunking, settings.chunking)  # as pipeline.run
-    memo = scan_memo(meta, stored)
-    if memo is None or not stored:
+    chunking = with_corpus_limits(chunking, settings.chunking)  # as pipeline.run
+    if not stored:
         return None
-    ahead.give_back(found)
     known = {r.source_sha256 for r in stored}
     scan = scan_corpus(corpus, settings, skip_body=known, memo=memo, ahead=ahead, memo_only=True)
     if scan.seen == 0:
         return None  # the full path refuses to empty the store (or empties it with --allow-empty)
-    plan = pipeline.plan_sync(
+    plan = plan_sync(
         scan,
         stored,
         chunking,
@@ -316,7 +338,7 @@ def _plan_without_writes(
         return None
     name = without_credentials(connection.url.rstrip("/"))  # ElasticsearchStore.name
     result = RunResult(name, plan, scan.seen, repaired=repaired_counts(), defaulted_access=scan.defaulted_access)
-    result.total = pipeline.total_after(stored, plan)
-    if pipeline.meta_differs(meta, pipeline.end_of_run_meta(settings, chunking, analyzer, scan, result)):
+    result.total = run_meta.total_after(stored, plan)
+    if run_meta.meta_differs(meta, run_meta.end_of_run_meta(settings, chunking, analyzer, scan, result)):
         return None
     return result
