@@ -100,8 +100,23 @@ def _become_subreaper() -> bool:
 _SUBREAPER = _become_subreaper()
 
 
-def _reap_orphans(timeout_s: float = 10.0) -> float:
-    """CPU of every orphaned descendant, waited for (at most ``timeout_s``)."""
+def _children() -> set[int]:
+    """This process's live children (from /proc)."""
+    me, found = os.getpid(), set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == me:
+                found.add(int(entry))
+    return found
+
+
+def _reap_orphans(timeout_s: float = 10.0, own: frozenset[int] = frozenset()) -> float:
+    """CPU of every orphaned descendant, waited for (at most ``timeout_s``). ``own``: children this
+    process had before (e.g. multiprocessing's resource tracker): not waited for, they outlive the run."""
     cpu, deadline = 0.0, time.monotonic() + timeout_s
     while _SUBREAPER and time.monotonic() < deadline:
         try:
@@ -109,6 +124,8 @@ def _reap_orphans(timeout_s: float = 10.0) -> float:
         except ChildProcessError:
             break
         if pid == 0:
+            if not _children() - own:
+                break  # only our own long-lived children are left: no orphan to wait for
             time.sleep(0.01)
             continue
         cpu += usage.ru_utime + usage.ru_stime
@@ -119,6 +136,7 @@ def run_child(argv: list[str], *, env: dict | None = None, sample_tree: bool = F
               ok_codes: tuple[int, ...] = (0,)) -> tuple[Measured, str]:
     """A subprocess's wall time, CPU and ru_maxrss (from wait4: the largest process of its tree),
     optionally sampling the summed RSS of its whole tree every 0.2 s."""
+    own = frozenset(_children())
     started = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     peak_tree = [0]
@@ -138,7 +156,7 @@ def run_child(argv: list[str], *, env: dict | None = None, sample_tree: bool = F
         out_chunks.append(line)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
-    cpu = usage.ru_utime + usage.ru_stime + _reap_orphans()
+    cpu = usage.ru_utime + usage.ru_stime + _reap_orphans(own=own)
     stop.set()
     proc.returncode = os.waitstatus_to_exitcode(status)
     output = b"".join(out_chunks).decode(errors="replace")

@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -254,3 +255,64 @@ def test_a_password_the_client_cannot_send_is_left_to_the_client(tmp_path, es_ur
     env = {"ES_USERNAME": "elastic", "ES_PASSWORD": "pässword"}  # the client encodes credentials as ASCII
     fast, full = ingest(*args, env=env), ingest(*args, env=env, full_path=True)
     assert fast.client_imported and fast.comparable() == full.comparable()
+
+
+# At exit: which of the modules only a run that writes needs were loaded (one line, after the run's output).
+LOADED_PROBE = (
+    "import atexit, sys\n"
+    "WRITING = ('ingest.chunk', 'ingest.sync', 'ingest.pipeline', 'elasticsearch')\n"
+    "atexit.register(lambda: sys.stderr.write('\\nLOADED=' + ','.join(m for m in WRITING if m in sys.modules) + '\\n'))\n"
+    "from ingest.__main__ import main\n"
+    "sys.argv = ['ingest', *sys.argv[1:]]\n"
+    "main()\n"
+)
+
+
+def loaded_by(*args: object) -> tuple[int, list[str]]:
+    clean = {k: v for k, v in os.environ.items() if k not in CONNECTION_ENV}
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED_PROBE, *map(str, args)], env=clean, capture_output=True, text=True, timeout=300
+    )
+    last = done.stderr.rstrip("\n").splitlines()[-1]
+    assert last.startswith("LOADED="), done.stderr
+    return done.returncode, [m for m in last.removeprefix("LOADED=").split(",") if m]
+
+
+def test_an_unchanged_run_loads_neither_the_chunker_nor_the_writing_side_of_a_run(built, tmp_path):
+    """Start-up is most of an unchanged run: what only writing needs stays unloaded."""
+    corpus, args = built
+    assert loaded_by(*args, "--json") == (0, [])
+    write_doc(corpus, "folder0/extra.md", "doc-extra")
+    code, loaded = loaded_by(*args, "--json")  # a run that writes loads them, as it always did
+    assert code == 0 and set(loaded) == {"ingest.chunk", "ingest.sync", "ingest.pipeline", "elasticsearch"}
+
+
+def test_the_store_is_read_while_the_folder_is_still_being_hashed(built, es_url, es_prefix):
+    """The node's answers are waited for while the folder's bytes are hashed, not after: the
+    folder's hashing here does not finish until the store's records have been asked for."""
+    from ingest import api
+    from ingest.config import resolve
+    from ingest.corpus import FolderAhead
+    from ingest.settings import load_settings
+    from tests.faultproxy import FaultProxy
+
+    corpus, _ = built
+    settings = load_settings(corpus)
+    with FaultProxy(es_url) as proxy:
+
+        class HashedOnceRecordsAsked(FolderAhead):
+            asked_first = False
+
+            def _read(self) -> None:
+                for _ in range(500):  # at most 10 s: then hashed anyway, and the test fails below
+                    if any("/_search" in line for line in proxy.log):
+                        HashedOnceRecordsAsked.asked_first = True
+                        break
+                    time.sleep(0.02)
+                super()._read()
+
+        connection = resolve(proxy.url, index_prefix=es_prefix, environ={})
+        ahead = HashedOnceRecordsAsked(corpus)
+        result = api.unchanged_run(corpus, connection, settings, settings.chunking, api.RunOptions(), ahead)
+    assert result is not None and result.to_json()["documents"]["unchanged"] == 6  # the no-op, reported
+    assert HashedOnceRecordsAsked.asked_first

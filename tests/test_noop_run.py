@@ -132,3 +132,23 @@ def test_an_unchanged_sqlite_run_imports_neither_pydantic_nor_the_elasticsearch_
         assert done.stderr.split()[-3:] == ["0", "False", "False"], done.stderr
         assert json.loads(done.stdout)["documents"]["seen"] == 6
     assert Path(tmp_path / "index.sqlite").exists()
+
+
+
+def test_an_unchanged_sqlite_run_does_not_load_the_chunker(tmp_path):
+    """Nothing to write, nothing to chunk: the chunker's module (and its patterns) stays unloaded."""
+    corpus = make_corpus(tmp_path / "corpus")
+    store = f"sqlite:///{tmp_path / 'index.sqlite'}"
+    probe = (
+        "import sys\n"
+        "from ingest.__main__ import main\n"
+        f"sys.argv = ['ingest', 'run', {str(corpus)!r}, '--store', {store!r}, '--json']\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
+        "print(code, 'ingest.chunk' in sys.modules, file=sys.stderr)\n"
+    )
+    loaded = []
+    for _ in range(2):  # the first build (it chunks), then the unchanged run
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+        assert done.stderr.split()[-2] == "0", done.stderr
+        loaded.append(done.stderr.split()[-1])
+    assert loaded == ["True", "False"]
