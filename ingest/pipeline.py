@@ -368,7 +368,7 @@ def _full_run(
     # chunks no record lists (a killed run's) go with the old build: reported as a repair would
     orphans = max(0, store.counts()["totals"]["chunks"] - sum(r.chunk_count for r in stored))
     with store.full_rebuild() as fresh:
-        early = _EarlyWriter(fresh, {}, job.chunking, job.batch_chunks, None)
+        early = _EarlyWriter(fresh, {}, job.chunking, job.batch_chunks, None, hidden=True)
         scan = _scan(job, stored, meta, True, early)
         plan = plan_sync(
             scan,

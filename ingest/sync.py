@@ -222,9 +222,14 @@ class _EarlyWriter:
     body or chunks stay in memory; the records follow after the scan's cross-document checks.
     The batches are written by a thread (``_BatchWriter``) while the scan goes on.
 
-    Chunks without a record are orphans, never searchable as a document version's; the journal
-    names their keys first, and what the checks then reject is deleted again (``undo_rejected``).
-    Without a store (a dry run) it only chunks, to count.
+    Only a store no reader sees until the run ends (``hidden``: a full rebuild's fresh store) is
+    written during the scan. A live store's search does not ask for a record, so chunks written
+    now would be readable before the checks between documents (and the plan's) could reject their
+    document — a public copy of a staff document, two versions in force, a default-widened label —
+    and after a killed run until the next one: there every version's chunks wait on disk (the
+    spill file) and the plan writes them once the checks have passed. The journal names the keys
+    written during the scan first, and what the checks then reject is deleted again
+    (``undo_rejected``). Without a store (a dry run) it only chunks, to count.
     """
 
     def __init__(
@@ -234,8 +239,10 @@ class _EarlyWriter:
         chunking: ChunkSettings,
         batch_chunks: int,
         journal: _Journal | None,
+        *,
+        hidden: bool = False,
     ) -> None:
-        self.store, self.stored, self.chunking = store, stored, chunking
+        self.store, self.stored, self.chunking, self.hidden = store, stored, chunking, hidden
         self.batch_chunks, self.journal = batch_chunks, journal
         # by source; an int is a spilled document's IDs (see ``_handle``)
         self.chunked: dict[str, WrittenChunks | int | list[Chunk] | ChunkLimitExceeded] = {}
@@ -270,9 +277,9 @@ class _EarlyWriter:
         if isinstance(chunks, ChunkLimitExceeded):
             self.chunked[doc.source] = chunks
             return light
-        if doc.meta.key in self.stored:
-            # A stored version is rewritten only after the checks between documents: its chunk IDs
-            # are the stored ones, and writing them now could change what readers see of it. Its
+        if doc.meta.key in self.stored or not self.hidden:
+            # Written only after the checks between documents (see the class): a stored version's
+            # chunk IDs are the stored ones, and a new version's would be readable at once. Its
             # chunks wait on disk for the plan.
             self.chunked[doc.source] = self.hold(chunks)
             return light

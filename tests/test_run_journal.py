@@ -78,7 +78,10 @@ def test_a_killed_first_build_is_reported_as_repaired_by_the_next_run(tmp_path, 
     done = subprocess.run(_cli("run", str(corpus), *target.args(), "--json"), capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
-    assert report["repaired"]["orphan_chunks"] >= 1
+    if counted == "write_chunks":  # killed between a batch's chunks and its records: they are unlisted
+        assert report["repaired"]["orphan_chunks"] >= 1
+    else:  # a batch's records follow its chunks: the killed run left nothing no record lists
+        assert report["repaired"]["orphan_chunks"] == 0
     assert report["repaired"]["incomplete_documents"] == 0
     assert {item["reason"] for item in report["plan"]} == {"an earlier first build was interrupted; building again"}
     plain = subprocess.run(_cli("run", str(corpus), *target.args()), capture_output=True, text=True)
