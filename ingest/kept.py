@@ -180,22 +180,6 @@ def verdict(
 ) -> Verdict | None:
     """Whether a stored version that is not among the folder's valid documents is kept or withdrawn
     (with the reason), or None: it is no longer in the folder and is removed. Withdrawals first."""
-    found = _verdict(old, scan, held, claims, replaced, rejected_sources)
-    if found is not None and found.keep:
-        why = outdated_reason(old, scan)
-        if why:
-            return Verdict(False, why, found.source)
-    return found
-
-
-def _verdict(
-    old: DocumentRecord,
-    scan: CorpusScan,
-    held: set[str],
-    claims: Iterable[Claim],
-    replaced: Callable[[str], bool],
-    rejected_sources: frozenset[str],
-) -> Verdict | None:
     same_path = old.source in rejected_sources
     if same_path:
         why = withdraw_reason(old, scan)
@@ -205,22 +189,28 @@ def _verdict(
     if by_claims is not None and not by_claims.keep:
         return by_claims
     if same_path:
-        return Verdict(True, f"{old.source} was rejected this time; the stored version is kept", old.source)
+        return _kept(old, scan, f"{old.source} was rejected this time; the stored version is kept", old.source)
     for folder in scan.unreadable_folders:
         if old.source.startswith(folder.rstrip("/") + "/"):
             why = withdraw_reason(old, scan)  # its inventory entry may narrow it all the same
             if why:
                 return Verdict(False, f"{why} (inventory.yaml; {folder} could not be read)", old.source)
-            return Verdict(True, f"{folder} could not be read; the stored version is kept", old.source)
+            return _kept(old, scan, f"{folder} could not be read; the stored version is kept", old.source)
     if by_claims is not None:
-        return by_claims
+        return _kept(old, scan, by_claims.reason, by_claims.source)
     if old.doc_id in held and not replaced(old.doc_id):
         # A replacement refused by the store: kept only while no valid version of the document
         # replaces it (otherwise an older version would outlive a re-release that narrowed it).
-        return Verdict(
-            True, f"a version of {old.doc_id} was refused; the stored version {old.version} is kept", old.source
-        )
+        why = f"a version of {old.doc_id} was refused; the stored version {old.version} is kept"
+        return _kept(old, scan, why, old.source)
     return None
+
+
+def _kept(old: DocumentRecord, scan: CorpusScan, reason: str, source: str) -> Verdict:
+    """Kept for ``reason``, unless nothing may keep it: out of date beside its replacement (the withdrawal
+    is reported on ``source``, the file the reason is about)."""
+    why = outdated_reason(old, scan)
+    return Verdict(False, why, source) if why else Verdict(True, reason, source)
 
 
 def keep_reason(

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from pypdf import PdfWriter
 from pypdf.generic import NameObject
 
 from ingest.model import Chunk, DocumentRecord, chunk_id
+from tests.conftest import CONNECTION_ENV
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def make_chunk(
@@ -80,6 +85,18 @@ def make_record(chunks: list[Chunk], fmt: str = "markdown") -> DocumentRecord:
 def ingest_cli(*args: object) -> subprocess.CompletedProcess[str]:
     """``ingest ARGS`` as a user runs it (a subprocess), output captured."""
     return subprocess.run([sys.executable, "-m", "ingest.cli", *map(str, args)], capture_output=True, text=True)
+
+
+def cli_json(*args: object) -> tuple[int, dict]:
+    """``ingest ARGS --json`` from the repository root, with no store or connection taken from the
+    environment (the test names its own): the exit code and the JSON answer, never a traceback."""
+    env = {k: v for k, v in os.environ.items() if k not in CONNECTION_ENV}
+    done = subprocess.run(
+        [sys.executable, "-m", "ingest.cli", *map(str, args), "--json"],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, json.loads(done.stdout)
 
 
 def search_hits(store_args: list[str], query: str, role: str) -> set[str]:

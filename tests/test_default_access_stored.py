@@ -5,28 +5,13 @@ default edited in ingest.toml never lets a wider role read what was staff. Both 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CONNECTION_ENV
+from tests.helpers import cli_json as cli
 
-ROOT = Path(__file__).resolve().parents[1]
 SALARIES = '---\ndoc_id: salaries\nversion: "{v}"\ntitle: Salaries\n---\n# Salaries\n\nThe CEO earns many pelicans.\n'
-
-
-def cli(*args: object) -> tuple[int, dict]:
-    env = {k: v for k, v in os.environ.items() if k not in CONNECTION_ENV}
-    done = subprocess.run(
-        [sys.executable, "-m", "ingest.cli", *map(str, args), "--json"],
-        capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
-    )  # fmt: skip
-    assert "Traceback" not in done.stderr, done.stderr
-    return done.returncode, json.loads(done.stdout)
 
 
 ROLES = ("partner", "staff")

@@ -4,29 +4,15 @@ problem record, and remembered, so that its text edited without a version bump i
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CONNECTION_ENV
+from tests.helpers import ROOT
+from tests.helpers import cli_json as cli
 
-ROOT = Path(__file__).resolve().parents[1]
 FILE = "documents/policies/warranty-policy-v4.md"
-
-
-def cli(*args: object) -> tuple[int, dict]:
-    env = {k: v for k, v in os.environ.items() if k not in CONNECTION_ENV}
-    done = subprocess.run(
-        [sys.executable, "-m", "ingest.cli", *map(str, args), "--json"],
-        capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
-    )  # fmt: skip
-    assert "Traceback" not in done.stderr, done.stderr
-    return done.returncode, json.loads(done.stdout)
 
 
 def edit(path: Path, *pairs: tuple[str, str]) -> None:
