@@ -379,6 +379,7 @@ VERIFY_CHECKS = (
     "incomplete_documents",
     "metadata_mismatch",
     "access_layout",
+    "unknown_labels",
 )
 
 

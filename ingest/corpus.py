@@ -61,6 +61,8 @@ class CorpusScan:
     rejected: tuple[DocumentProblems, ...]  # sorted by source
     formats: Mapping[str, int]  # files seen per format, every format listed
     defaulted_access: int  # valid documents whose access came from settings.access_default
+    # [access] labels of the settings scanned with: a stored version under another label is never kept
+    labels: tuple[str, ...]
     inventory_problems: tuple[str, ...] = ()  # inventory.yaml itself: malformed, or names missing files
     folder_problems: tuple[DocumentProblems, ...] = ()  # folders that could not be listed
     fingerprint: str = ""  # inventory bytes + settings + parser version (see ScanMemo)
@@ -323,7 +325,7 @@ def scan_corpus(
         checked.close()
     if not inventory_skipped:
         inventory_problems += entries_naming_no_file(root, as_given, listing)
-    scan = _assemble(root, results, listing, inventory_problems, fingerprint, listed)
+    scan = _assemble(root, results, listing, inventory_problems, fingerprint, listed, settings.labels)
     unread = inventory_visibility(listing, inventory)
     return replace(scan, rejected_visibility={**unread, **scan.rejected_visibility}) if unread else scan
 
@@ -391,6 +393,7 @@ def _assemble(
     inventory_problems: list[str],
     fingerprint: str,
     listed: str,
+    labels: tuple[str, ...],
 ) -> CorpusScan:
     """The scan from every file's result: checks between documents last."""
     formats = {name: 0 for name in FORMATS}
@@ -425,6 +428,7 @@ def _assemble(
         rejected=tuple(sorted(rejected, key=lambda record: record.source)),
         formats=formats,
         defaulted_access=len(defaulted),
+        labels=labels,
         inventory_problems=tuple(inventory_problems),
         folder_problems=tuple(listing.folder_problems),
         fingerprint=fingerprint,

@@ -7,7 +7,8 @@ same doc_id and version under another path: moved), or when it is another versio
 doc_id that no stored version owns (a version bump with a typo elsewhere). A stored version whose
 file is gone and that no rejected file claims is simply no longer in the folder. A stored version
 superseded by a valid document of another doc_id is never kept on a day that one is in force
-(indexed by an older release, before that was refused): a passage out of date is never served.
+(indexed by an older release, before that was refused): a passage out of date is never served. Nor is
+one stored under a label dropped from the settings' ``[access] labels``.
 """
 
 from __future__ import annotations
@@ -170,6 +171,14 @@ def outdated_reason(old: DocumentRecord, scan: CorpusScan) -> str | None:
     return f"the stored version {old.version} is {how}" if how else None
 
 
+def unknown_label_reason(old: DocumentRecord, scan: CorpusScan) -> str | None:
+    """Why ``old`` must not stay whatever its file declares: its label is no longer one of the settings'
+    (dropped from ``[access] labels``: no role may read it now, and what no label allows is not kept)."""
+    if old.access in scan.labels:
+        return None
+    return f"its access label {old.access!r} is no longer one of [access] labels ({', '.join(scan.labels)})"
+
+
 def verdict(
     old: DocumentRecord,
     scan: CorpusScan,
@@ -207,9 +216,9 @@ def verdict(
 
 
 def _kept(old: DocumentRecord, scan: CorpusScan, reason: str, source: str) -> Verdict:
-    """Kept for ``reason``, unless nothing may keep it: out of date beside its replacement (the withdrawal
-    is reported on ``source``, the file the reason is about)."""
-    why = outdated_reason(old, scan)
+    """Kept for ``reason``, unless nothing may keep it: out of date beside its replacement, or under a label
+    the settings no longer have (the withdrawal is reported on ``source``, the file the reason is about)."""
+    why = outdated_reason(old, scan) or unknown_label_reason(old, scan)
     return Verdict(False, why, source) if why else Verdict(True, reason, source)
 
 

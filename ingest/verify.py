@@ -3,7 +3,7 @@ stale, orphan and incomplete versions, metadata and access layout)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,8 @@ class VerifyResult:
     access_layout: list[str] = field(default_factory=list)
     # folders under documents/ that could not be listed: the versions stored from them are not checked
     unreadable_folders: list[str] = field(default_factory=list)
+    # labels of stored records or chunks that [access] labels no longer lists (the next run withdraws them)
+    unknown_labels: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -44,6 +46,7 @@ class VerifyResult:
             or self.incomplete_documents
             or self.metadata_mismatch
             or self.access_layout
+            or self.unknown_labels
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -77,6 +80,32 @@ class _Mismatches:
         ]
 
 
+class _UnknownLabels:
+    """Stored records and chunks under a label the settings no longer list (dropped from ``[access]
+    labels``): by label, the versions and the number of chunks."""
+
+    def __init__(self, labels: tuple[str, ...], records: Iterable[DocumentRecord]) -> None:
+        self.labels = labels
+        self.keys: dict[str, set[str]] = {}
+        self.chunks: dict[str, int] = {}
+        for record in records:
+            if record.access not in labels:
+                self.keys.setdefault(record.access, set()).add(record.key)
+
+    def add_chunk(self, access: str, key: str) -> None:
+        if access not in self.labels:
+            self.keys.setdefault(access, set()).add(key)
+            self.chunks[access] = self.chunks.get(access, 0) + 1
+
+    def lines(self) -> list[str]:
+        return [
+            f"access label {label!r} is not one of [access] labels ({', '.join(self.labels)}): the store holds "
+            f"{len(keys)} document version(s), {self.chunks.get(label, 0)} chunk(s) under it: "
+            f"{', '.join(sorted(keys))}; the next `ingest run` takes them out"
+            for label, keys in sorted(self.keys.items())
+        ]
+
+
 def verify(
     corpus: Path,
     store: Store,
@@ -101,10 +130,12 @@ def verify(
         mismatches.compare(key, record)
     untraceable, orphans, count = [], [], 0
     present: set[str] = set()
+    labels = _UnknownLabels(settings.labels, records.values())
     for chunk in store.iter_chunks():
         count += 1
         present.add(chunk.chunk_id)
         key = f"{chunk.doc_id}@{chunk.version}"
+        labels.add_chunk(chunk.access, key)
         mismatches.compare(key, chunk)
         text = texts.get(key)
         if key in edited or key in kept:
@@ -135,6 +166,7 @@ def verify(
         mismatches.lines(),
         access_layout,
         list(scan.unreadable_folders),
+        labels.lines(),
     )
 
 
