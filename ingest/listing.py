@@ -41,25 +41,42 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _why_unreadable(path: Path, relative: str, real_root: Path) -> str | None:
-    """Why a listed path with a document's name cannot be read (None: a regular file to read)."""
+Identity = tuple[int, int]  # (st_dev, st_ino): the file a listed path reads, whatever its name
+
+
+def _why_unreadable(path: Path, relative: str, real_root: Path) -> str | tuple[Identity, bool]:
+    """Why a listed path with a document's name cannot be read, or for a regular file to read: the file
+    it reads and whether a symbolic link leads there."""
     if shown(relative) != relative:
         return "file name is not valid UTF-8; rename the file"
     try:
-        mode = os.lstat(path).st_mode  # one system call for the usual case, a regular file
-        if stat.S_ISLNK(mode):
+        found = os.lstat(path)  # one system call for the usual case, a regular file
+        link = stat.S_ISLNK(found.st_mode)
+        if link:
             if not path.resolve(strict=True).is_relative_to(real_root):  # never read (documented)
                 return "symbolic link to a file outside the corpus: not followed (a document stored from it is kept)"
-            mode = path.stat().st_mode
+            found = path.stat()
     except RuntimeError:
         return "symlink loop"
     except OSError as exc:
         if exc.errno == errno.ENOENT and path.is_symlink():
             return "broken symlink (its target does not exist)"
         return "symlink loop" if exc.errno == errno.ELOOP else f"unreadable file: {exc.strerror or exc}"
-    if not stat.S_ISREG(mode):
-        return f"unreadable file: {_kind(mode)}, not a regular file; never opened"
-    return None
+    if not stat.S_ISREG(found.st_mode):
+        return f"unreadable file: {_kind(found.st_mode)}, not a regular file; never opened"
+    return (found.st_dev, found.st_ino), link
+
+
+def _second_names(found: list[tuple[str, Path, Identity, bool]]) -> dict[str, str]:
+    """Symbolic links to a file listed under another name: link source -> that name. The file's own
+    path names it when the folder lists it, else its first link (by path): one document, read once,
+    never two files declaring one doc_id and version. Hard links are files of their own."""
+    named: dict[Identity, str] = {}
+    for source, _, identity, link in sorted(found, key=lambda item: (item[3], item[0])):  # files, then links
+        if link and identity in named:
+            continue
+        named.setdefault(identity, source)
+    return {source: named[identity] for source, _, identity, link in found if link and named[identity] != source}
 
 
 @dataclass(frozen=True)
@@ -91,7 +108,8 @@ def list_documents(root: Path) -> Listing:
 
     Hidden files and folders are skipped. Symlinked folders are not entered, and a
     symlinked file is read only when its target lies inside the corpus root, so a scan
-    never reads outside the corpus; both are problems (never a silent deletion). A folder
+    never reads outside the corpus; both are problems (never a silent deletion). So is a
+    symlink to a file listed under another name (its own, or an earlier link's): read once. A folder
     that cannot be listed, a FIFO, device or
     socket with a document's name, a symlink loop and a name that is not UTF-8 are
     problems: the documents they may hold are never taken for deleted.
@@ -101,12 +119,13 @@ def list_documents(root: Path) -> Listing:
     folders = [root / DOCUMENTS]
     while folders:  # the order of the walk does not matter: everything is sorted at the end
         folders += walk.folder(folders.pop())
-    found = sorted(walk.found, key=lambda pair: pair[0])
+    linked = walk.second_names()
+    found = sorted((item for item in walk.found if item[0] not in linked), key=lambda item: item[0])
     return Listing(
-        [path for _, path in found],
+        [path for _, path, _, _ in found],
         sorted(walk.files_bad, key=lambda p: p.source),
         sorted(walk.folders_bad, key=lambda p: p.source),
-        [source for source, _ in found],
+        [source for source, _, _, _ in found],
     )
 
 
@@ -118,7 +137,9 @@ class _Walk:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.real_root = root.resolve()
-        self.found: list[tuple[str, Path]] = []  # (source, path)
+        # (source, path, the file it reads, via a link); a plain file's identity is asked for only
+        # when the folder holds a link to a file (see second_names)
+        self.found: list[tuple[str, Path, Identity | None, bool]] = []
         self.files_bad: list[DocumentProblems] = []
         self.folders_bad: list[DocumentProblems] = []
 
@@ -162,10 +183,37 @@ class _Walk:
             plain = False
         why = None if plain else _why_unreadable(path, relative, self.real_root)
         if why is None:
-            self.found.append((relative, path))
+            self.found.append((relative, path, None, False))
+        elif not isinstance(why, str):
+            self.found.append((relative, path, *why))
         else:
             source = self._relative(path)
             self.files_bad.append(DocumentProblems(source, None, (f"{shown(source)}: {why}",)))
+
+    def second_names(self) -> dict[str, str]:
+        """Symbolic links to a file listed under another name (see ``_second_names``), each a problem
+        naming that file: link source -> the name the file is read from."""
+        if not any(link for _, _, _, link in self.found):
+            return {}  # the usual folder: no identity asked for
+        known = []
+        for source, path, identity, link in self.found:
+            if identity is None:
+                try:
+                    found = os.stat(path)
+                except OSError:
+                    continue  # gone since the walk: it is read (and found missing) as any other file
+                identity = (found.st_dev, found.st_ino)
+            known.append((source, path, identity, link))
+        linked = _second_names(known)
+        for source, path, _, _ in known:
+            if source in linked:
+                target = linked[source]
+                message = (
+                    f"symbolic link to {shown(target)}, which is listed itself: not read a second time "
+                    f"(the document is read from {shown(target)}); remove the link"
+                )
+                self.files_bad.append(DocumentProblems(self._relative(path), None, (f"{shown(source)}: {message}",)))
+        return linked
 
     def _relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
