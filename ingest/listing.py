@@ -72,9 +72,7 @@ def _second_names(found: list[tuple[str, Path, Identity, bool]]) -> dict[str, st
     path names it when the folder lists it, else its first link (by path): one document, read once,
     never two files declaring one doc_id and version. Hard links are files of their own."""
     named: dict[Identity, str] = {}
-    for source, _, identity, link in sorted(found, key=lambda item: (item[3], item[0])):  # files, then links
-        if link and identity in named:
-            continue
+    for source, _, identity, _ in sorted(found, key=lambda item: (item[3], item[0])):  # files, then links
         named.setdefault(identity, source)
     return {source: named[identity] for source, _, identity, link in found if link and named[identity] != source}
 
