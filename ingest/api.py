@@ -189,12 +189,35 @@ class Index:
         check_search_arguments(query, role, top, doc_id)
         check_query(query)
         day = as_of_date(as_of)
-        hits: list[Hit] = self.store.search(query, self.access_for(role), day, top=top, doc_id=doc_id)
+        from ingest.store.base import NoIngestIndex
+
+        access = self.access_for(role)
+        try:
+            hits: list[Hit] = self.store.search(query, access, day, top=top, doc_id=doc_id)
+        except NoIngestIndex:  # e.g. the alias of a role that a run removed since it was resolved
+            fresh = self._resolved_again(role)
+            if fresh.labels == access.labels:
+                raise
+            hits = self.store.search(query, fresh, day, top=top, doc_id=doc_id)
+        else:
+            fresh = self._resolved_again(role) if not hits else access
+            if fresh.labels != access.labels:
+                hits = self.store.search(query, fresh, day, top=top, doc_id=doc_id)
         if not hits:
             from ingest.store import require_ingest_index
 
             require_ingest_index(self.store, role)
         return hits
+
+    def _resolved_again(self, role: str) -> Access:
+        """``role`` resolved again from what the store records now, after a search found nothing or
+        failed. Elasticsearch tracks no read state (:meth:`labels_for`): an Index kept open would
+        search a role a run has removed since — its alias gone ("no such alias"), or nothing for a role
+        that read no label — instead of refusing it as any unknown role is refused (UnknownRole, raised
+        here), and a role whose labels changed with its old ones. Only here: a search that finds
+        something costs no second request."""
+        self._labels.pop(role, None)
+        return self.access_for(role)
 
     def chunks(self, doc_id: str, version: str | None = None) -> list[Chunk]:
         for name, value in (("doc_id", doc_id), ("version", version)):

@@ -55,14 +55,22 @@ def _one_edit_apart(a: str, b: str) -> bool:
 # document would be indexed under the default label, in force on every day or as active. Only as the first
 # or last word of a short name: ``citation_access_date`` or ``apple-mobile-web-app-status-bar-style`` (HTML
 # meta tags of ordinary pages) name something else.
+_EFFECTIVE_END = {"to", "until", "till", "end", "ends", "expires", "expiry", "thru", "through"}
+_EFFECTIVE_START = {"from", "since", "start", "starts", "begin", "begins"}
+_RANGE = tuple(sorted(_EFFECTIVE_END | _EFFECTIVE_START))
 _GUARDED_STEMS = {
     "access": ("", "s", "level", "label", "labels", "class", "group", "role", "roles", "code", "type", "rights"),
     "status": ("", "es", "code", "type", "label"),
     "effective": ("", "date", "dates", "from", "to", "until", "till", "start", "end", "since", "through"),
     "supersed": ("e", "ed", "es", "edby"),
+    # the same dates and successor in other words: "valid" only with a word of a range (valid_from,
+    # validUntil, validity_end; valid: true and validated name no date); replaced_by, replaces (not replacement)
+    "valid": _RANGE,
+    "validity": _RANGE,
+    "replace": ("s", "dby"),
 }
-_GUARDED_FIELDS = {"access": "access", "status": "status", "supersed": "superseded_by"}
-_EFFECTIVE_END = {"to", "until", "till", "end", "ends", "expires", "expiry", "thru", "through"}
+_GUARDED_FIELDS = {"access": "access", "status": "status", "supersed": "superseded_by", "replace": "superseded_by"}
+_DATED = ("effective", "valid", "validity")  # effective_from or effective_to; never with a word run in before
 _COMPOUND_PREFIX = 4  # "docaccess", "myaccess", "docstatus": a short word run into the stem
 _MAX_GUARDED_WORDS = 3
 _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
@@ -77,13 +85,14 @@ def _visible(name: str) -> str:
 def _guarded_stem(word: str) -> str | None:
     for stem, suffixes in _GUARDED_STEMS.items():
         at = word.find(stem)
-        if 0 <= at <= _COMPOUND_PREFIX and (at == 0 or stem != "effective") and word[at + len(stem) :] in suffixes:
+        if 0 <= at <= _COMPOUND_PREFIX and (at == 0 or stem not in _DATED) and word[at + len(stem) :] in suffixes:
             return stem
     return None
 
 
-def _guarded_lookalike(name: str, known: Collection[str]) -> str | None:
-    """The access, status, effective or superseded field an unknown name's words read as, else None."""
+def guarded_lookalike(name: str, known: Collection[str]) -> str | None:
+    """The access, status, effective or superseded field an unknown name's words read as, else None
+    (valid_from/validUntil and replaced_by/replaces: those dates and that successor in other words)."""
     words = [word.casefold() for word in _WORD.findall(_visible(name))]
     if not words or len(words) > _MAX_GUARDED_WORDS:
         return None
@@ -91,8 +100,8 @@ def _guarded_lookalike(name: str, known: Collection[str]) -> str | None:
     for word in dict.fromkeys((words[0], words[-1], "".join(words[:2]), "".join(words[-2:]))):
         stem = _guarded_stem(word)
         field: str | None
-        if stem == "effective":
-            rest = {word[len("effective") :], *words}
+        if stem in _DATED:
+            rest = {word[len(stem or "") :], *words}
             field = "effective_to" if rest & _EFFECTIVE_END else "effective_from"
         else:
             field = _GUARDED_FIELDS.get(stem or "")
@@ -109,7 +118,7 @@ def _unknown_named(name: str, known: Collection[str], lookalikes: bool = True) -
     near = _near_miss(folded, known)
     if near is not None:
         return near, "a near-spelling of"
-    lookalike = _guarded_lookalike(name, known) if lookalikes else None
+    lookalike = guarded_lookalike(name, known) if lookalikes else None
     return (lookalike, "named like") if lookalike is not None else None
 
 
@@ -126,8 +135,8 @@ def near_miss_problems(
         if named is not None:
             near, how = named
             value = fields[name]
-            given = ""
-            if value is not None and how == "named like":
+            given = ""  # the value too, for a near-spelling as for a lookalike: the file may hold many
+            if value is not None:
                 given = f", given {reprlib.repr(value if isinstance(value, str) else str(value))}"
             found.append(f"{where}: {name}: unknown field, {how} {near!r}{given} (write {near!r}; nothing was guessed)")
     return found

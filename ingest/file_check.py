@@ -146,7 +146,8 @@ def _checked(
         # not remembered: a library failing under the memory cap (a shared object that cannot be mapped)
         # looks the same as a bug, and a bug is fixed by a release; the next run tries the file again
         return replace(rejected_file(source, {}, entry, [problem], sha256), transient=True)
-    meta, problems, defaulted = resolve_metadata(source, fields, entry, settings)
+    text_fields = listed_format(path.name) in TEXT_FIELD_FORMATS
+    meta, problems, defaulted = resolve_metadata(source, fields, entry, settings, text_fields=text_fields)
     if meta is None:
         declared = declared_visibility(fields, entry, settings.access_default or "")
         return rejected_file(source, fields, entry, problems, sha256, declared)
@@ -184,6 +185,11 @@ def _chunked(
             chunks = exc
         return Accepted(document.source, document.without_body(), defaulted, chunks)
     return Accepted(document.source, document, defaulted)
+
+
+# Formats whose fields are text (HTML <meta>, PDF information entries): tags there are "a, b";
+# Markdown and text give YAML front matter, where tags are a list.
+TEXT_FIELD_FORMATS = ("html", "pdf")
 
 
 def listed_format(name: str) -> str:

@@ -114,9 +114,16 @@ def _as_date(value: Any) -> date | _Invalid:
     return _Invalid(f"bad date {show(value)}: expected YYYY-MM-DD")
 
 
-def _as_tags(value: Any) -> tuple[str, ...] | _Invalid:
-    if isinstance(value, str):  # HTML/PDF give "a, b, c"
-        items: list[Any] = value.split(",")
+def _as_tags(value: Any, text_fields: bool) -> tuple[str, ...] | _Invalid:
+    """``text_fields``: the value is text a format gives (HTML ``<meta>``, PDF information), where tags
+    are "a, b, c". In YAML (front matter, inventory.yaml) tags are a list: ``tags: a, b`` is one string,
+    which reading as two tags (or as one) would be a guess, and an empty item is a tag left out."""
+    if isinstance(value, str) and text_fields:
+        items: list[Any] = [item for item in value.split(",") if item.strip()]  # "a, , b": a separator slip
+    elif isinstance(value, list) and text_fields and len(value) > 1:
+        return _Invalid(f"given {len(value)} times: {show(value)}")  # two <meta name="tags">: never one picked
+    elif isinstance(value, str):
+        return _Invalid(f"not a list of strings: {show(value)} is one string (write a YAML list: [a, b])")
     elif isinstance(value, (list, tuple)):
         items = list(value[:1001])
         if len(items) > 1000:
@@ -125,13 +132,14 @@ def _as_tags(value: Any) -> tuple[str, ...] | _Invalid:
         return _Invalid(f"not a list of strings: {show(value)}")
     tags = []
     for number, item in enumerate(items, 1):
-        text = _as_text(item)
+        text = item.strip() if isinstance(item, str) else None  # YAML keeps a tag as written: 007 is "007"
         if text is None:  # the item itself shown: the list's rendering stops after its first few
             return _Invalid(f"not a list of strings: item {number} is {show(item)} (in {show(value)})")
+        if not text:
+            return _Invalid(f"item {number} is an empty tag, {show(item)} (in {show(value)})")
         if UNPRINTABLE.search(text):  # as in every other field: a newline or bidi override spoofs output
             return _Invalid(f"contains control or bidi-override characters: {show(text)}")
-        if text:
-            tags.append(text)
+        tags.append(text)
     return tuple(tags)
 
 
@@ -156,13 +164,14 @@ def _invisible(text: str) -> str | None:
     return None
 
 
-def normalise(field: str, value: Any, settings: Settings) -> Any:
+def normalise(field: str, value: Any, settings: Settings, text_fields: bool = False) -> Any:
     """The normalised value of one present field, or an :class:`_Invalid` saying why not.
 
     Only checks what a single value can show; missing values are handled by the caller.
+    ``text_fields``: the value is text from HTML or PDF, not YAML (see :func:`_as_tags`).
     """
     if field == "tags":
-        return _as_tags(value)
+        return _as_tags(value, text_fields)
     if isinstance(value, (list, tuple)) and len(value) > 1 and all(isinstance(v, (str, int, float)) for v in value):
         # e.g. two <meta name="doc_id"> in one HTML file: never pick one.
         return _Invalid(f"given {len(value)} times: {show(value)}")
@@ -218,6 +227,7 @@ def _field(
     inventory: Mapping[str, Any],
     settings: Settings,
     problems: list[str],
+    text_fields: bool,
 ) -> Any:
     """One field's normalised value (file over inventory), its problems appended to ``problems``."""
     in_file = not _is_missing(file_fields.get(name))
@@ -229,7 +239,7 @@ def _field(
     ):
         return _ABSENT
     if in_file and in_inventory:
-        ours = normalise(name, file_fields[name], settings)
+        ours = normalise(name, file_fields[name], settings, text_fields)
         theirs = normalise(name, inventory[name], settings)
         if ours != theirs:
             problems.append(
@@ -241,7 +251,12 @@ def _field(
         if name in settings.required:
             problems.append(f"{source}: {name}: missing required field")
         return _ABSENT
-    value = normalise(name, file_fields.get(name) if in_file else inventory.get(name), settings)
+    # inventory.yaml is YAML whatever the file's format: its tags are a list
+    value = (
+        normalise(name, file_fields[name], settings, text_fields)
+        if in_file
+        else normalise(name, inventory[name], settings)
+    )
     if isinstance(value, _Invalid):
         problems.append(f"{source}: {name}: {value.reason}")
         return _ABSENT
@@ -280,7 +295,7 @@ def _empty_blocks_a_fill(
 
 # Bump when what counts as valid metadata changes (or how a format's fields are read): a run's scan
 # memo then re-checks every file instead of reusing the last run's verdicts.
-RULES_VERSION = "14"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
+RULES_VERSION = "15"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
 # fields kept as written, merge keys refused, misplaced front matter refused, same-file inventory keys;
 # 5: names NFKC + case-folded, fields after a '...' end marker or hidden behind a blank-looking first
 # line refused, /Keywords "access: staff" refused; 6: a field given empty is never filled, HTML <meta>
@@ -293,7 +308,9 @@ RULES_VERSION = "14"  # 3: field names read case-insensitively; 4: "-" is "_" in
 # (" 2025-01-01", "2025-01-01\t" refused), a block scalar ending the front matter keeps its line break;
 # 12: a superseded document in force on a day its replacement (another doc_id) is refused; 13: unknown
 # fields named like access, status, effective or superseded (access_level, doc_status) refused; 14: a
-# symlink to a file listed under another name is a problem and not read, the file valid (no duplicate)
+# symlink to a file listed under another name is a problem and not read, the file valid (no duplicate);
+# 15: valid_from, replaced_by refused, in /Keywords items too (access_level: staff); YAML tags a list of
+# non-empty strings; a PDF's numeric /version as written (2.10)
 
 
 def _case_variants(source: str, folded: Mapping[str, list[tuple[str, Any]]]) -> list[str]:
@@ -318,13 +335,16 @@ def resolve_metadata(
     file_fields: Mapping[str, Any],
     inventory_fields: Mapping[str, Any] | None,
     settings: Settings,
+    *,
+    text_fields: bool = False,
 ) -> tuple[DocumentMeta | None, list[str], bool]:
     """Merge a file's own fields with its inventory entry and validate the result.
 
     Returns the metadata (None when there is any problem), every problem found, and
     whether ``access`` was filled from ``settings.access_default``. The file's own value
     wins for validation when file and inventory disagree, but the disagreement itself
-    is always a problem.
+    is always a problem. ``text_fields``: the file's fields are the text of HTML ``<meta>`` or PDF
+    information entries (``tags`` as "a, b"), not YAML front matter.
     """
     problems: list[str] = []
     if not isinstance(file_fields, Mapping):
@@ -348,7 +368,7 @@ def resolve_metadata(
     for name in fields:
         if name in bombs or name in twice:  # reported above; never walked again
             continue
-        value = _field(source, name, file_fields, inventory, settings, problems)
+        value = _field(source, name, file_fields, inventory, settings, problems, text_fields)
         if value is _DEFAULTED:
             values[name], defaulted = settings.access_default, True
         elif value is not _ABSENT:

@@ -208,7 +208,9 @@ def test_superseded_by_itself():
 
 
 def test_tags_comma_separated_string_is_split():
-    meta, problems, _ = resolve(dict(GOOD, tags=" returns, legal ,, eu"))
+    # HTML <meta> and PDF information give text; YAML tags are a list (test_metadata_lookalike_fields)
+    fields = dict(GOOD, tags=" returns, legal ,, eu")
+    meta, problems, _ = resolve_metadata("documents/a.html", fields, None, DEFAULTS, text_fields=True)
     assert problems == [] and meta.tags == ("returns", "legal", "eu")
 
 
@@ -237,7 +239,8 @@ def test_file_and_inventory_agree_after_normalisation():
     # YAML int vs string, date vs ISO string, list vs comma string: the same values
     file_fields = dict(GOOD, version="5", effective_from="2026-01-01", tags="a, b")
     inventory = {"version": 5, "effective_from": date(2026, 1, 1), "tags": ["a", "b"], "title": " Warranty policy "}
-    assert problems_of(file_fields, inventory) == []
+    meta, problems, _ = resolve_metadata("documents/a.html", file_fields, inventory, DEFAULTS, text_fields=True)
+    assert problems == [] and meta is not None
 
 
 def test_file_and_inventory_disagree():

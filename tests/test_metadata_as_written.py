@@ -109,15 +109,17 @@ def test_a_dash_for_an_underscore_is_the_same_field(tmp_path, store_args):
         ),
         (
             {"efective_to": "2020-01-01"},
-            "efective_to: unknown field, a near-spelling of 'effective_to' (write 'effective_to'; nothing was guessed)",
+            "efective_to: unknown field, a near-spelling of 'effective_to', given '2020-01-01' (write 'effective_to'; "
+            "nothing was guessed)",
         ),
         (
             {"effective to": "2020-01-01"},
-            "effective to: unknown field, a near-spelling of 'effective_to' (write 'effective_to'; nothing was guessed)",
+            "effective to: unknown field, a near-spelling of 'effective_to', given '2020-01-01' (write 'effective_to'; "
+            "nothing was guessed)",
         ),
         (
             {"superseeded_by": "x@1"},
-            "superseeded_by: unknown field, a near-spelling of 'superseded_by' (write 'superseded_by'; "
+            "superseeded_by: unknown field, a near-spelling of 'superseded_by', given 'x@1' (write 'superseded_by'; "
             "nothing was guessed)",
         ),
     ],
@@ -147,8 +149,8 @@ def test_a_near_spelling_in_the_inventory_rejects_the_document(tmp_path, store_a
 
     assert done.returncode == 1, done.stdout + done.stderr
     assert problems_of(done)["documents/memo.txt"] == [
-        "documents/memo.txt: inventory.yaml: efective_to: unknown field, a near-spelling of 'effective_to' "
-        "(write 'effective_to'; nothing was guessed)"
+        "documents/memo.txt: inventory.yaml: efective_to: unknown field, a near-spelling of 'effective_to', "
+        "given '2020-01-01' (write 'effective_to'; nothing was guessed)"
     ]
     assert hits(store_args, "crownjewel", "public") == set()
 
@@ -158,7 +160,9 @@ def test_ordinary_unknown_fields_pass():
 
     fields = {"doc_id": "a", "version": "1", "title": "A", "access": "public", "author": "X", "date": "2020", "tag": 1}
     meta, problems, _ = resolve_metadata("a.md", fields, None, Settings())
-    assert problems == ["a.md: tag: unknown field, a near-spelling of 'tags' (write 'tags'; nothing was guessed)"]
+    assert problems == [
+        "a.md: tag: unknown field, a near-spelling of 'tags', given '1' (write 'tags'; nothing was guessed)"
+    ]
     del fields["tag"]
     assert resolve_metadata("a.md", fields, None, Settings())[1] == []
 

@@ -139,6 +139,7 @@ def _information_fields(reader: PdfReader, entries: list[tuple[str, Any]], label
         values_by_name: dict[str, list[Any]] = {}
         for key, value in entries:
             name = key.lstrip("/").lower()
+            _refuse_unwritten_number(key, value.get_object() if isinstance(value, IndirectObject) else value)
             plain = _plain_value(value)
             if name:
                 _add_declared(values_by_name.setdefault(name, []), plain)
@@ -146,6 +147,8 @@ def _information_fields(reader: PdfReader, entries: list[tuple[str, Any]], label
         # and `/access`) keeps every value, so the metadata check reports "given 2 times" instead of
         # picking one: pypdf keeps the first, MuPDF shows the last.
         fields = {name: values[0] if len(values) == 1 else values for name, values in values_by_name.items()}
+    except UnreadableFile:
+        raise
     except Exception:  # noqa: BLE001 - a damaged information dictionary yields no fields, not a failure
         fields = {}
     read_keyword_fields(fields, reader, labels)
@@ -227,8 +230,62 @@ def _dictionary_entries(stream: Any, reader: PdfReader) -> list[tuple[str, Any]]
             return None
         read_non_whitespace(stream)
         stream.seek(-1, 1)
-        entries.append((str(key), read_object(stream, reader)))
+        at = stream.tell()
+        value = read_object(stream, reader)
+        if isinstance(value, NumberObject | FloatObject):
+            value = _with_text(value, stream, at)
+        entries.append((str(key), value))
     return None
+
+
+class _WrittenInteger(NumberObject):
+    """A PDF integer with its text as written (pypdf's NumberObject keeps the int: 007 is 7)."""
+
+    written = ""
+
+
+class _WrittenReal(FloatObject):
+    """A PDF real with its text as written (pypdf's FloatObject keeps the float: 2.10 is 2.1, 2.0 is 2)."""
+
+    written = ""
+
+
+def _with_text(value: NumberObject | FloatObject, stream: Any, at: int) -> NumberObject | FloatObject:
+    """``value``, read from ``at`` to the stream's position, with the text it was read from."""
+    end = stream.tell()
+    stream.seek(at)
+    text = stream.read(end - at).decode("latin-1")
+    written = _WrittenInteger(value) if isinstance(value, NumberObject) else _WrittenReal(value)
+    written.written = text
+    return written
+
+
+_PDF_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+
+
+def _as_written(value: Any) -> str | None:
+    """The text of a number read with :func:`_with_text` when it is a PDF number, else None."""
+    text = getattr(value, "written", None)
+    return text if isinstance(text, str) and _PDF_NUMBER.fullmatch(text) else None
+
+
+def _refuse_unwritten_number(key: str, value: Any) -> None:
+    """A number in a field the metadata check reads whose text as written is not known: refused, since
+    its float or int (2.1 for 2.10, 7 for 007) would be a guessed doc_id or version."""
+    from ingest.field_names import field_name
+    from ingest.metadata import KNOWN_FIELDS
+
+    if not isinstance(value, NumberObject | FloatObject) or _as_written(value) is not None:
+        return
+    if field_name(key.lstrip("/")) not in KNOWN_FIELDS:
+        return
+    written = getattr(value, "written", "")
+    how = (
+        f"{written!r} is not a PDF number (pypdf reads {value!r})"
+        if written
+        else f"a PDF number ({value!r} as pypdf reads it) whose text as written cannot be read back"
+    )
+    raise UnreadableFile(f"{key}: {how}; write it as a text string, {key} (…) (nothing was guessed)")
 
 
 def _object_stream_entries(reader: PdfReader, reference: IndirectObject) -> list[tuple[str, Any]] | None:
@@ -273,6 +330,9 @@ def _plain_value(value: Any) -> Any:
         value = value.get_object()
     if isinstance(value, BooleanObject):
         return bool(value)
+    written = _as_written(value)
+    if written is not None:  # a number as written: /version 2.10 is "2.10", as front matter's 2.10 is
+        return written
     if isinstance(value, NumberObject):
         return int(value)
     if isinstance(value, FloatObject):

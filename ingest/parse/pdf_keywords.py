@@ -21,7 +21,7 @@ from pypdf import PdfReader
 from pypdf.generic import StreamObject
 from pypdf.xmp import DC_NAMESPACE, PDF_NAMESPACE, RDF_NAMESPACE
 
-from ingest.field_names import field_name, named_field
+from ingest.field_names import field_name, guarded_lookalike, named_field
 from ingest.model import UnreadableFile
 from ingest.settings import DEFAULT_LABELS
 
@@ -113,7 +113,7 @@ def _refuse_named_field(text: str, where: str, words: frozenset[str], keywords: 
 
     named = _named_field(text, words, keywords)
     if named is not None:
-        name = named_field(named, KNOWN_FIELDS)
+        name = named_field(named, KNOWN_FIELDS) or guarded_lookalike(named, KNOWN_FIELDS)
         how = (
             f"no field is read from it: write {name}=value; in /Keywords (nothing was guessed)"
             if where == "/Subject" or where.endswith("dc:description")
@@ -126,14 +126,16 @@ def _named_field(text: str, words: frozenset[str], keywords: bool) -> str | None
     """The name (as written, less what does not show) of a field that ``text`` names: a word just before
     ``:`` or ``=``, or a piece before one that is or nearly is a field once unseen characters are
     removed (the front-matter rule); in a keyword item also a field's name followed by a value (for
-    access, one of the label ``words``)."""
+    access, one of the label ``words``), or a one-word name before a sign whose words read as a field that
+    decides who reads and when (``access_level: staff``, ``doc-status=superseded``: the metadata check's
+    rule for unknown fields; in /Subject, prose, only the fields themselves)."""
     from ingest.metadata import KNOWN_FIELDS
 
     seen = "".join(
         c for c in unicodedata.normalize("NFKC", text) if c in "\n\t" or unicodedata.category(c) not in _UNSEEN
     )
     for match in _NAMED_IN_KEYWORDS.finditer(seen):
-        if field_name(match.group(1)) in KNOWN_FIELDS:
+        if field_name(match.group(1)) in KNOWN_FIELDS or (keywords and guarded_lookalike(match.group(1), KNOWN_FIELDS)):
             return match.group(1)
     for match in _NAME_BEFORE_SIGN.finditer(seen):
         if match.group(1).strip() and named_field(match.group(1).strip(), KNOWN_FIELDS):
