@@ -45,7 +45,8 @@ def test_a_form_with_a_lookup_box_keeps_its_explanations() -> None:
 
 
 def test_a_one_word_answer_under_aria_hidden_is_text() -> None:
-    text = _text('<p>Waterproof?</p><div aria-hidden="true">Yes.</div><p>Rating <span aria-hidden="true">IP68</span></p>')
+    page = '<p>Waterproof?</p><div aria-hidden="true">Yes.</div><p>Rating <span aria-hidden="true">IP68</span></p>'
+    text = _text(page)
     assert "Yes." in text
     assert "IP68" in text
 
@@ -66,7 +67,8 @@ def test_site_chrome_forms_and_closed_dialogs_are_dropped() -> None:
         '<form action="/find"><input type="search" name="term"><p>Search the site</p></form>'
         '<form action="/find"><input name="q"><p>Find pages</p></form>'
         "<search><p>landmark words</p></search>"
-        '<div id="respond" class="comment-respond"><h3>Leave a Reply</h3><form class="comment-form"><p>Email *</p></form></div>'
+        '<div id="respond" class="comment-respond"><h3>Leave a Reply</h3>'
+        '<form class="comment-form"><p>Email *</p></form></div>'
         "<dialog><p>Cookie banner text.</p></dialog><dialog open><p>Open dialog text.</p></dialog>"
         '<div class="modal fade" aria-hidden="true"><p>Sign in to continue now.</p></div>'
         '<datalist id="x"><option value="Alpha option"></option></datalist>'

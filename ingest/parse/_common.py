@@ -212,6 +212,8 @@ def read_front_matter(source: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- text helpers
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# ... and the C1 controls but NEL (a line separator, read before): never text in a file's characters
+_TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f]")
 # Controls that separate (vertical tab, form feed, the file/group/record/unit separators): a space, never
 # dropped, so that the words on either side stay two words. (NEL, U+2028 and U+2029 are white space to
 # str.split, which the HTML and text parsers collapse by; plain text and Markdown read the line separators
@@ -231,8 +233,9 @@ def collapse_spaces(text: str) -> str:
 
 
 def strip_controls(text: str) -> str:
-    """``text`` without control characters (tab and line ends kept; separators become spaces)."""
-    return _CONTROL.sub("", _SEPARATOR_CONTROL.sub(" ", text))
+    """``text`` without control characters, C1 ones too (tab and line ends kept; separators become spaces,
+    NEL is left to the caller: white space to ``str.split``, a line end to :func:`separators_as_breaks`)."""
+    return _TEXT_CONTROL.sub("", _SEPARATOR_CONTROL.sub(" ", text))
 
 
 def drop_controls(text: str) -> str:
@@ -259,7 +262,7 @@ def clean_body(text: str) -> str:
 
 def has_controls(text: str) -> bool:
     """Whether :func:`strip_controls` would change ``text`` (or any of its lines)."""
-    return _CONTROL.search(text) is not None
+    return _TEXT_CONTROL.search(text) is not None
 
 
 def _hyphen_joins(last: str, line: str) -> bool:

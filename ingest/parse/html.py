@@ -4,7 +4,8 @@ Main content: the page's ``main`` (or ``[role=main]``), else its one ``article``
 Sphinx's ``div.body`` / ``div.document``, else the whole body — unless that element holds
 too little of the page's text to be the content. Furniture dropped wherever it is: script,
 style, nav, noscript, template, form controls (button, select, datalist; a form's own text is
-kept), hidden elements (``aria-hidden`` only for decorations and drawn copies), closed dialogs,
+kept), hidden elements (``aria-hidden`` only for decorations and drawn copies; tab panels are kept),
+closed dialogs, cookie and consent notices,
 site search forms, navigation/banner/search landmarks, WordPress's comment form, DocBook's
 navigation bars and per-page tables of contents (``div.navheader``, ``div.navfooter``,
 ``div.toc``), permalink marks (``a.headerlink``, a ``¶``/``#`` link to the element itself),

@@ -32,6 +32,8 @@ def _hidden(node: Element) -> bool:
     attrib = node.attrib
     if not attrib:
         return False
+    if attrib.get("role", "").strip().lower() == "tabpanel":
+        return False  # an inactive tab (Docusaurus renders it ``hidden``, jQuery UI ``display:none``): a click away
     hidden = attrib.get("hidden")
     if hidden is not None and hidden.strip().lower() != "until-found":
         return True  # (until-found: a collapsed section that the browser's find-in-page opens, the page's text)
@@ -139,6 +141,44 @@ def _formula_copies(semantics: Element) -> list[Element]:
     return [part for part in parts if part is not keep]
 
 
+_CONSENT_SOURCE = re.compile(rb"cookie|consent|gdpr|ccpa", re.IGNORECASE)  # a page that may hold a notice
+_CONSENT_NAME = re.compile(r"cookie|consent|gdpr|ccpa", re.IGNORECASE)
+_COOKIE_NAME = re.compile(r"cookie|gdpr|ccpa", re.IGNORECASE)
+# what names a notice, not a section about cookies ("cookie-policy") or a consent form ("consent-form")
+_NOTICE_NAME = re.compile(r"banner|notice|bar(?![a-z])|pop-?up|modal|overlay|dialog|consent|prompt|wall|message", re.I)
+_COOKIE_WORD = re.compile(r"\bcookies?\b", re.IGNORECASE)
+MAX_NOTICE_WORDS = 120  # a consent notice's few sentences and buttons; more is a page's text
+
+
+def _consent_notices(source: bytes, body: Element) -> set[Element]:
+    """The cookie and consent notices of the page, open or not (see :func:`_consent_notice`)."""
+    if _CONSENT_SOURCE.search(source) is None:
+        return set()
+    return {node for node in body.iter("div", "section", "aside", "dialog") if _consent_notice(node)}
+
+
+def _consent_notice(node: Element) -> bool:
+    """A cookie or consent notice: named one by its id, class or ARIA label ("cookie" with "banner",
+    "notice", "consent", "dialog"…: ``#cookie-notice``, ``.cc-banner``'s "Cookie banner", Cookiebot's
+    ``#CybotCookiebotDialog``), or a dialog named for consent or saying "cookies" in a few words. Page
+    chrome wherever it is; a dialog about anything else, or a section about cookies, is the page's text."""
+    attrib = node.attrib
+    names = " ".join(attrib.get(key) or "" for key in ("id", "class", "aria-label"))
+    if _COOKIE_NAME.search(names) and _NOTICE_NAME.search(names):
+        return True
+    dialog = (
+        node.tag == "dialog"
+        or (attrib.get("role") or "").strip().lower() in DIALOG_ROLES
+        or (attrib.get("aria-modal") or "").strip().lower() == "true"
+    )
+    if not dialog:
+        return False
+    if _CONSENT_NAME.search(names):
+        return True
+    text = _text_of(node)
+    return _COOKIE_WORD.search(text) is not None and len(text.split(None, MAX_NOTICE_WORDS)) <= MAX_NOTICE_WORDS
+
+
 def _hidden_elements(source: bytes, body: Element) -> set[Element]:
     """Every hidden element of the page (see :func:`_hidden`), the undrawn parts of its SVG drawings,
     its closed dialogs, its search forms and the copies of its formulas not read, in one pass."""
@@ -155,7 +195,7 @@ def _hidden_elements(source: bytes, body: Element) -> set[Element]:
                 hidden.add(node)
         else:
             hidden.update(_formula_copies(node))
-    return hidden
+    return hidden | _consent_notices(source, body)
 
 
 def _hiding_elements(source: bytes, body: Element) -> set[Element]:

@@ -138,7 +138,11 @@ SVG_LABELS = {"text"}
 # Form controls are drawn as boxes between the words around them: a text box (its text, a <textarea>'s
 # content, is words of its own), and the controls DROPPED, whose place still sets the words around apart.
 CONTROLS = {"input", "textarea", "select", "button"}
-WORDS_APART = SVG_LABELS | CONTROLS
+# An edit's removed and inserted text (<del>24</del><ins>36</ins>, a struck-out old price): both kept, as
+# the page shows both (a strike-through is as often a style or a sale as a retraction), never glued into
+# one new word ("2436").
+EDITS = {"del", "ins", "s", "strike"}
+WORDS_APART = SVG_LABELS | CONTROLS | EDITS
 SPACERS = CONTROLS | {"br"}  # a space before them, whether their text is read or not
 
 
@@ -250,6 +254,8 @@ class _Page:
     def table_rows(self, table: Element) -> list[str]:
         """One line per row (cells joined by `` | ``), the table's caption a line of its own where it is."""
         rows: list[str] = []
+        spanning: dict[int, _Cell] = {}  # by column: the cells of rows above spanning into the next
+        group = None
         for row in table.iter("tr", "caption"):
             if next(row.iterancestors("table"), None) is not table:
                 continue  # a nested table's row or caption: in the text of the cell holding it
@@ -258,13 +264,16 @@ class _Page:
             if row.tag == "caption":
                 rows.append(self.inline_text(row))
                 continue
+            if row.getparent() is not group:  # a rowspan ends with its row group (thead, tbody, tfoot)
+                group, spanning = row.getparent(), {}
             cells = [
-                self.inline_text(cell)
+                (self.inline_text(cell), _span(cell, "rowspan", 65534), _span(cell, "colspan", 1000))
                 for cell in row
                 if (cell.tag == "td" or cell.tag == "th") and cell not in self.hidden
             ]
-            if any(cells):
-                rows.append(" | ".join(cells))
+            texts = _row_texts(cells, spanning) if spanning or any(span[1] != 1 for span in cells) else cells
+            if any(text for text, _, _ in texts):
+                rows.append(" | ".join(text for text, _, _ in texts))
         return [row for row in rows if row]
 
     def list_lines(self, node: Element, depth: int) -> list[str]:
@@ -438,6 +447,46 @@ def _is_permalink(node: Element) -> bool:
         return True
     # in a heading, a link into the page drawn as a symbol alone (Doxygen's "◆") marks the heading
     return not any(char.isalnum() for char in mark) and next(node.iterancestors(*HEADINGS), None) is not None
+
+
+def _span(cell: Element, name: str, most: int) -> int:
+    """A cell's rowspan or colspan (1 unless a number; rowspan 0, to the group's end, as the most)."""
+    value = (cell.get(name) or "").strip()
+    if not value.isdigit():
+        return 1
+    return min(int(value), most) or (most if name == "rowspan" else 1)
+
+
+_Cell = tuple[str, int, int]  # a table cell's text, its rowspan (rows it still spans) and colspan
+
+
+def _row_texts(cells: list[_Cell], spanning: dict[int, _Cell]) -> list[_Cell]:
+    """The row's cells with those of rows above that span into it, in their columns (the grid a browser
+    lays out): "Gold" of ``rowspan=2`` begins the next row too. ``spanning`` is updated for the rows after."""
+    out: list[_Cell] = []
+    column = 0
+
+    def spanned() -> None:
+        nonlocal column
+        while column in spanning:
+            text, rows, columns = spanning.pop(column)
+            out.append((text, 1, columns))
+            if rows > 1:
+                spanning[column] = (text, rows - 1, columns)
+            column += columns
+
+    for text, rows, columns in cells:
+        spanned()
+        out.append((text, rows, columns))
+        if rows > 1:
+            spanning[column] = (text, rows - 1, columns)
+        column += columns
+    spanned()
+    for later in sorted(key for key in spanning if key > column):  # past the row's own cells (a short row)
+        if later >= column:  # (not one that spanned() just took)
+            column = later
+            spanned()
+    return out
 
 
 def _start_number(node: Element) -> int:
