@@ -235,7 +235,9 @@ def test_content_element_is_preferred_but_not_when_it_holds_almost_nothing() -> 
     outside = "<p>" + "Real content outside the main element. " * 20 + "</p>"
     doc = html(f"<body><main><p>Banner</p></main>{outside}</body>")
     assert "Real content" in doc.text and "Banner" in doc.text
-    doc = html('<body><div class="sidebar-menu"><p>Menu entries</p></div><div role="main"><p>Body text here.</p></div></body>')
+    doc = html(
+        '<body><div class="sidebar-menu"><p>Menu entries</p></div><div role="main"><p>Body text here.</p></div></body>'
+    )
     assert doc.text == "Body text here."
 
 

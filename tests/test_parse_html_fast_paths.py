@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from ingest.model import UnreadableFile
 from ingest.parse._common import normalise_newlines, strip_controls
-from ingest.parse.html_rules import _hidden, _hidden_elements, _name
+from ingest.parse.html_hidden import _hidden, _hidden_elements
+from ingest.parse.html_rules import _name
 from ingest.parse.html_source import _decode, _tree
 
 PIECES = st.sampled_from(

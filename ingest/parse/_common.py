@@ -212,11 +212,17 @@ def read_front_matter(source: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- text helpers
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# ... and the C1 controls but NEL (a line separator, read before): never text in a file's characters
+_TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f]")
 # Controls that separate (vertical tab, form feed, the file/group/record/unit separators): a space, never
 # dropped, so that the words on either side stay two words. (NEL, U+2028 and U+2029 are white space to
-# str.split, which the HTML and text parsers collapse by; Markdown keeps text as written: see clean_body.)
+# str.split, which the HTML and text parsers collapse by; plain text and Markdown read the line separators
+# as line breaks first: see separators_as_breaks.)
 _SEPARATOR_CONTROL = re.compile(r"[\x0b\x0c\x1c-\x1f]")
-_UNICODE_SEPARATOR = re.compile("[\x85\u2028\u2029]")
+# What str.splitlines takes for a line break besides \n and \r (and \f, a page break of its own): a
+# line of plain text or Markdown ends there, and a paragraph at U+2029, the paragraph separator.
+_BREAK_SEPARATOR = re.compile("[\x0b\x1c-\x1e\x85\u2028\u2029]")
+_AS_BREAKS = str.maketrans({**dict.fromkeys("\x0b\x1c\x1d\x1e\x85\u2028", "\n"), "\u2029": "\n\n"})
 _HYPHENATED = re.compile(r"[^\W\d_]-$")
 _LINE_END_HYPHEN = re.compile(r"-\s*\n")  # a line (joined by \n) ending in a hyphen, before another line
 
@@ -227,8 +233,9 @@ def collapse_spaces(text: str) -> str:
 
 
 def strip_controls(text: str) -> str:
-    """``text`` without control characters (tab and line ends kept; separators become spaces)."""
-    return _CONTROL.sub("", _SEPARATOR_CONTROL.sub(" ", text))
+    """``text`` without control characters, C1 ones too (tab and line ends kept; separators become spaces,
+    NEL is left to the caller: white space to ``str.split``, a line end to :func:`separators_as_breaks`)."""
+    return _TEXT_CONTROL.sub("", _SEPARATOR_CONTROL.sub(" ", text))
 
 
 def drop_controls(text: str) -> str:
@@ -237,17 +244,25 @@ def drop_controls(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+def separators_as_breaks(text: str) -> str:
+    """``text`` with every line separator of :func:`str.splitlines` but the form feed (vertical tab, the
+    file/group/record separators, NEL, U+2028) as ``\\n`` and U+2029 as a blank line: the lines and
+    paragraphs they end are the text's own (a list's items, a code block's lines), and the parsed text
+    holds no line break that ``str.splitlines`` would read and ``split("\\n")`` would not."""
+    return text.translate(_AS_BREAKS) if _BREAK_SEPARATOR.search(text) else text
+
+
 def clean_body(text: str) -> str:
-    """``text`` with :func:`strip_controls` applied and NEL, U+2028 and U+2029 as spaces: for a parser that
-    keeps the text as written (Markdown), where they would otherwise reach a chunk as they are."""
-    if has_controls(text):
-        text = strip_controls(text)
-    return _UNICODE_SEPARATOR.sub(" ", text)
+    """Markdown's body as its parser reads it: :func:`separators_as_breaks`, then :func:`strip_controls`.
+    A form feed (a page break) is a space: on a line of its own it leaves a blank line, within a paragraph
+    it ends none."""
+    text = separators_as_breaks(text)
+    return strip_controls(text) if has_controls(text) else text
 
 
 def has_controls(text: str) -> bool:
     """Whether :func:`strip_controls` would change ``text`` (or any of its lines)."""
-    return _CONTROL.search(text) is not None
+    return _TEXT_CONTROL.search(text) is not None
 
 
 def _hyphen_joins(last: str, line: str) -> bool:

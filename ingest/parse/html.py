@@ -3,11 +3,13 @@
 Main content: the page's ``main`` (or ``[role=main]``), else its one ``article``, else
 Sphinx's ``div.body`` / ``div.document``, else the whole body — unless that element holds
 too little of the page's text to be the content. Furniture dropped wherever it is: script,
-style, nav, noscript, template, forms and their controls (button, select), hidden elements,
-navigation/banner/search landmarks, DocBook's navigation bars and per-page tables of
-contents (``div.navheader``, ``div.navfooter``, ``div.toc``), permalink marks
-(``a.headerlink``, a ``¶``/``#`` link to the element itself), and outside the content:
-header, footer, aside and site footers.
+style, nav, noscript, template, form controls (button, select, datalist; a form's own text is
+kept), hidden elements (``aria-hidden`` only for decorations and drawn copies; tab panels are kept),
+closed dialogs, cookie and consent notices,
+site search forms, navigation/banner/search landmarks, WordPress's comment form, DocBook's
+navigation bars and per-page tables of contents (``div.navheader``, ``div.navfooter``,
+``div.toc``), permalink marks (``a.headerlink``, a ``¶``/``#`` link to the element itself),
+and outside the content: header, footer, aside and site footers.
 
 Blocks: h1–h6 headings; p paragraphs; ul/ol one list block (one item a line, code and
 tables inside an item keep their lines, indented under it); table one block (its caption a
@@ -30,6 +32,7 @@ from typing import Any
 
 from ingest.model import ParsedDocument, UnreadableFile
 from ingest.parse._common import Draft, assemble, collapse_spaces
+from ingest.parse.html_hidden import _hidden_elements
 from ingest.parse.html_meta import _metadata
 from ingest.parse.html_rules import (
     ADMONITION_CLASSES,
@@ -38,14 +41,14 @@ from ingest.parse.html_rules import (
     CLASS_CHECKED,
     CONTENT_ROOTS,
     DROPPED,
-    FURNITURE_CLASSES,
     HEADINGS,
     PAGE_CHROME,
     SITE_FOOTER_CLASSES,
-    SVG_LABELS,
+    SPACERS,
+    WORDS_APART,
     _classes,
     _content_root,
-    _hidden_elements,
+    _furniture,
     _name,
     _Page,
     _permalinks,
@@ -138,6 +141,8 @@ class _Walker:
         """One element's blocks, or its share of the loose text (not its tail)."""
         page, loose = self.page, self.loose
         name = child.tag
+        if name in SPACERS:  # a line break, a form control's box (dropped or not): the words around stay apart
+            loose.append(" ")
         if (
             name.__class__ is not str
             or name in DROPPED
@@ -170,9 +175,7 @@ class _Walker:
             self.flush()
             self.walk(child, in_content or name in CONTENT_ROOTS)
             self.flush()
-        elif name == "br":
-            loose.append(" ")
-        elif name in SVG_LABELS:  # a label of a drawing: words of its own
+        elif name in WORDS_APART:  # a label of a drawing, a text box: words of their own
             loose.append(" ")
             self.walk(child, in_content)
             loose.append(" ")
@@ -194,10 +197,9 @@ class _Walker:
             self.flush()
 
     def is_furniture(self, node: Element, name: str, in_content: bool) -> bool:
-        classes = _classes(node)
-        if classes & FURNITURE_CLASSES:
+        if _furniture(node):
             return True
-        return not in_content and bool(classes & SITE_FOOTER_CLASSES)
+        return not in_content and bool(_classes(node) & SITE_FOOTER_CLASSES)
 
     def definitions(self, dl: Element, in_content: bool) -> None:
         """Each group of terms and its description as one definition block."""

@@ -1,5 +1,6 @@
 """HTML furniture and main-content rules: which elements are dropped (scripts, navigation,
-hidden, permalinks, site chrome) and which element of the page is its content."""
+hidden ones are found by html_hidden, permalinks, site chrome) and which element of the page is its
+content."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import itertools
 import re
 
 from ingest.parse._common import collapse_spaces
-from ingest.parse.html_source import _TAG_NAME, Element, _text_of
+from ingest.parse.html_source import Element, _text_of
 
 DROPPED = {
     "script",
@@ -52,6 +53,9 @@ FURNITURE_CLASSES = {
     "comment-respond",  # WordPress's comment form ("Leave a Reply", "Name *", "Email *")
     "comment-form",
 }
+
+
+FURNITURE_IDS = {"respond", "commentform"}  # WordPress's comment form, in themes that give it no class
 
 
 SITE_FOOTER_CLASSES = {"footer", "site-footer", "page-footer"}  # dropped unless inside the content
@@ -104,6 +108,7 @@ BLOCK_CONTAINERS = {
     "address",
     "details",
     "summary",
+    "form",  # a form's text is the page's (a page wrapped in one, a fieldset of explanations)
     "fieldset",
     "legend",
     "center",
@@ -130,29 +135,30 @@ SVG_UNDRAWN = ("title", "desc", "metadata")
 SVG_LABELS = {"text"}
 
 
+# Form controls are drawn as boxes between the words around them: a text box (its text, a <textarea>'s
+# content, is words of its own), and the controls DROPPED, whose place still sets the words around apart.
+CONTROLS = {"input", "textarea", "select", "button"}
+# An edit's removed and inserted text (<del>24</del><ins>36</ins>, a struck-out old price): both kept, as
+# the page shows both (a strike-through is as often a style or a sale as a retraction), never glued into
+# one new word ("2436").
+EDITS = {"del", "ins", "s", "strike"}
+WORDS_APART = SVG_LABELS | CONTROLS | EDITS
+SPACERS = CONTROLS | {"br"}  # a space before them, whether their text is read or not
+
+
 # Tags whose class names are looked at (furniture, site footers, admonitions): block-level
 # elements and links. An inline span is never furniture by its class alone.
 CLASS_CHECKED = BLOCK_CONTAINERS | ADMONITION_ELEMENTS | {"a", "p", "ul", "ol", "dl", "table", "aside"}
 
 
 # Descendants that stop a subtree's text from being taken whole, as lxml serialises it.
-_SPECIAL_INSIDE = tuple(DROPPED | BREAKING | SVG_LABELS)
+_SPECIAL_INSIDE = tuple(DROPPED | BREAKING | WORDS_APART)
 
 
-# Hiding attributes as written in a tag, at the attribute's name (the UTF-8 source, ASCII lower-cased).
-# Where the attribute's syntax allows white space, any byte of a non-ASCII character is taken for
-# it too (U+00A0 and the other Unicode spaces): the tags found are a superset of the tags whose
-# elements can be hidden, and each element is then judged by its parsed attributes.
-_WS = r"\s\x80-\xff"
-_HIDING_ATTRIBUTES = {
-    name.encode("ascii"): re.compile(pattern.format(ws=_WS).encode("ascii"))
-    for name, pattern in {
-        "hidden": r"hidden(?=[{ws}=/>])",
-        "aria-hidden": r"""aria-hidden[{ws}]*=[{ws}]*["']?[{ws}]*true""",
-        "role": r"""role[{ws}]*=[{ws}]*["']?[{ws}]*(?:navigation|banner|contentinfo|complementary|search)""",
-        "style": r"""style[{ws}]*=[{ws}]*["'][^"'>]*(?:display[{ws}]*:[{ws}]*none|visibility[{ws}]*:[{ws}]*hidden)""",
-    }.items()
-}
+# NEL, U+2028 and U+2029: white space to str.split, which collapses every other block's text, and spaces in
+# preformatted text too, as the C0 separators are from the decoding on (html_source._decode): HTML breaks a
+# line at \n and <br> alone, and a chunk never holds a line break that str.splitlines reads and "\n" not.
+_UNICODE_SEPARATORS = re.compile("[\x85\u2028\u2029]")
 
 
 def _name(node: Element) -> str:
@@ -164,94 +170,6 @@ def _name(node: Element) -> str:
 def _classes(node: Element) -> set[str]:
     value = node.get("class")
     return set(value.lower().split()) if value else set()
-
-
-def _hidden(node: Element) -> bool:
-    """Not shown to a reader (``hidden``, ``display:none``), a landmark of page chrome, or a decoration
-    hidden from screen readers (see :func:`_aria_hidden_decoration`)."""
-    attrib = node.attrib
-    if not attrib:
-        return False
-    if "hidden" in attrib:
-        return True
-    if attrib.get("aria-hidden", "").strip().lower() == "true" and _aria_hidden_decoration(node):
-        return True
-    if attrib.get("role", "").strip().lower() in CHROME_ROLES:
-        return True
-    style = attrib.get("style")
-    if not style:
-        return False
-    style = style.replace(" ", "").lower()
-    return "display:none" in style or "visibility:hidden" in style
-
-
-DIALOG_ROLES = {"dialog", "alertdialog"}
-
-
-def _aria_hidden_decoration(node: Element) -> bool:
-    """``aria-hidden`` hides from screen readers what sighted readers see: collapsed panels and tabs
-    hold real text and are kept. Dropped: a modal or dialog (hidden until opened), a drawing or a
-    formula's drawn copy, and an icon or mark (one word or symbol: "menu", "¶", "→")."""
-    if _name(node) in ("svg", "math") or _name(node).startswith("mjx-"):
-        return True
-    if node.get("role", "").strip().lower() in DIALOG_ROLES or _classes(node) & {"modal", "katex-html"}:
-        return True
-    words = _text_of(node).split()
-    return not words or len(words) == 1 and _ICON_TEXT.fullmatch(words[0]) is not None
-
-
-# One word an icon font draws ("menu", "open_in_new") or a mark ("¶", "→"): "Yes." and "IP68" are text.
-_ICON_TEXT = re.compile(r"[a-z_]+|[^\w]+")
-SEARCH_FORM_MAX_WORDS = 40  # more text than a search box's label and hints: the form holds the page
-
-
-def _search_form(form: Element) -> bool:
-    """A form whose text control is a search box and that holds little else: a site's search, not the
-    page's text (ASP.NET pages wrap the whole page, its search box included, in one form)."""
-    if next(form.iter("main", "article", "h1", "h2", "h3", "h4", "h5", "h6", "fieldset"), None) is not None:
-        return False
-    return len(_text_of(form).split()) <= SEARCH_FORM_MAX_WORDS and any(
-        control.get("type", "").strip().lower() == "search"
-        or control.get("name", "").strip().lower() in ("q", "s", "query", "search")
-        for control in form.iter("input")
-    )
-
-
-def _hidden_elements(source: bytes, body: Element) -> set[Element]:
-    """Every hidden element of the page (see :func:`_hidden`), the undrawn parts of its SVG drawings,
-    its closed dialogs and its search forms."""
-    hidden = _hiding_elements(source, body)
-    undrawn = {part for svg in body.iter("svg") for part in svg.iter(*SVG_UNDRAWN)}
-    # a closed <dialog> is not drawn; a search form is the site's, not the page's text
-    not_text = {
-        node
-        for node in body.iter("dialog", "form")
-        if ("open" not in node.attrib if node.tag == "dialog" else _search_form(node))
-    }
-    return hidden | undrawn | not_text
-
-
-def _hiding_elements(source: bytes, body: Element) -> set[Element]:
-    """Every hidden element of the page (see :func:`_hidden`), found once.
-
-    Looking at the attributes of every element costs more than building the tree, so
-    only elements of the tag names that carry a hiding attribute somewhere in the source
-    are looked at (all elements when a tag name cannot be read).
-    """
-    lowered = source.lower()  # ASCII letters only: the names and values looked for are ASCII
-    tags: set[str] = set()
-    for word, pattern in _HIDING_ATTRIBUTES.items():
-        at = lowered.find(word)
-        while at != -1:  # bytes.find runs in C; a regex over the whole source would not
-            if at > 0 and (lowered[at - 1] >= 0x80 or lowered[at - 1 : at].isspace()) and pattern.match(lowered, at):
-                opening = lowered.rfind(b"<", 0, at)
-                if opening > lowered.rfind(b">", 0, at):  # inside a tag, not running text
-                    name = _TAG_NAME.match(lowered, opening)
-                    if name is None:
-                        return {node for node in body.iter() if _name(node) and _hidden(node)}
-                    tags.add(name.group(1).decode("ascii"))
-            at = lowered.find(word, at + len(word))
-    return {node for node in body.iter(*tags) if _hidden(node)} if tags else set()
 
 
 def _permalinks(body: Element) -> set[Element]:
@@ -285,15 +203,19 @@ class _Page:
             out.append(node.text)
         for child in node:
             name = child.tag
-            if name.__class__ is str and child not in excluded and not self.skipped(child, name):
-                if name in BREAKING or name in SVG_LABELS:
-                    out.append(" ")
-                    self.strings(child, out, excluded)
-                    out.append(" ")
-                elif len(child):
-                    self.strings(child, out, excluded)
-                elif child.text:
-                    out.append(child.text)
+            if name.__class__ is not str or child in excluded:
+                pass
+            elif self.skipped(child, name):
+                if name in CONTROLS:
+                    out.append(" ")  # a control dropped: drawn between the words around it all the same
+            elif name in BREAKING or name in WORDS_APART:
+                out.append(" ")
+                self.strings(child, out, excluded)
+                out.append(" ")
+            elif len(child):
+                self.strings(child, out, excluded)
+            elif child.text:
+                out.append(child.text)
             if child.tail:
                 out.append(child.tail)
 
@@ -313,6 +235,8 @@ class _Page:
             out: list[str] = []
             self.code_strings(node, out)
             text = "".join(out)
+        if _UNICODE_SEPARATORS.search(text):
+            text = _UNICODE_SEPARATORS.sub(" ", text)
         return text.rstrip().strip("\n")
 
     def code_strings(self, node: Element, out: list[str]) -> None:
@@ -330,6 +254,8 @@ class _Page:
     def table_rows(self, table: Element) -> list[str]:
         """One line per row (cells joined by `` | ``), the table's caption a line of its own where it is."""
         rows: list[str] = []
+        spanning: dict[int, _Cell] = {}  # by column: the cells of rows above spanning into the next
+        group = None
         for row in table.iter("tr", "caption"):
             if next(row.iterancestors("table"), None) is not table:
                 continue  # a nested table's row or caption: in the text of the cell holding it
@@ -338,13 +264,16 @@ class _Page:
             if row.tag == "caption":
                 rows.append(self.inline_text(row))
                 continue
+            if row.getparent() is not group:  # a rowspan ends with its row group (thead, tbody, tfoot)
+                group, spanning = row.getparent(), {}
             cells = [
-                self.inline_text(cell)
+                (self.inline_text(cell), _span(cell, "rowspan", 65534), _span(cell, "colspan", 1000))
                 for cell in row
                 if (cell.tag == "td" or cell.tag == "th") and cell not in self.hidden
             ]
-            if any(cells):
-                rows.append(" | ".join(cells))
+            texts = _row_texts(cells, spanning) if spanning or any(span[1] != 1 for span in cells) else cells
+            if any(text for text, _, _ in texts):
+                rows.append(" | ".join(text for text, _, _ in texts))
         return [row for row in rows if row]
 
     def list_lines(self, node: Element, depth: int) -> list[str]:
@@ -432,12 +361,14 @@ class _Page:
                             pieces = []
                         lines = self.code_text(child).split("\n") if name == "pre" else self.table_rows(child)
                         parts.append(("lines", [line.rstrip() for line in lines]))
-                    elif name in BREAKING or name in SVG_LABELS:
+                    elif name in BREAKING or name in WORDS_APART:
                         pieces.append(" ")
                         visit(child)
                         pieces.append(" ")
                     else:
                         visit(child)
+                elif name in CONTROLS:
+                    pieces.append(" ")
                 if child.tail:
                     pieces.append(child.tail)
 
@@ -489,9 +420,14 @@ def _shown(node: Element, body: Element, page: _Page) -> bool:
     for element in (node, *node.iterancestors()):
         if element is body:
             return True
-        if _name(element) in DROPPED or element in page.hidden or _classes(element) & FURNITURE_CLASSES:
+        if _name(element) in DROPPED or element in page.hidden or _furniture(element):
             return False
     return True
+
+
+def _furniture(node: Element) -> bool:
+    """Furniture by its class or id (see FURNITURE_CLASSES, FURNITURE_IDS), wherever it is."""
+    return bool(_classes(node) & FURNITURE_CLASSES) or node.get("id") in FURNITURE_IDS
 
 
 def _text_length(node: Element) -> int:
@@ -511,6 +447,46 @@ def _is_permalink(node: Element) -> bool:
         return True
     # in a heading, a link into the page drawn as a symbol alone (Doxygen's "◆") marks the heading
     return not any(char.isalnum() for char in mark) and next(node.iterancestors(*HEADINGS), None) is not None
+
+
+def _span(cell: Element, name: str, most: int) -> int:
+    """A cell's rowspan or colspan (1 unless a number; rowspan 0, to the group's end, as the most)."""
+    value = (cell.get(name) or "").strip()
+    if not value.isdigit():
+        return 1
+    return min(int(value), most) or (most if name == "rowspan" else 1)
+
+
+_Cell = tuple[str, int, int]  # a table cell's text, its rowspan (rows it still spans) and colspan
+
+
+def _row_texts(cells: list[_Cell], spanning: dict[int, _Cell]) -> list[_Cell]:
+    """The row's cells with those of rows above that span into it, in their columns (the grid a browser
+    lays out): "Gold" of ``rowspan=2`` begins the next row too. ``spanning`` is updated for the rows after."""
+    out: list[_Cell] = []
+    column = 0
+
+    def spanned() -> None:
+        nonlocal column
+        while column in spanning:
+            text, rows, columns = spanning.pop(column)
+            out.append((text, 1, columns))
+            if rows > 1:
+                spanning[column] = (text, rows - 1, columns)
+            column += columns
+
+    for text, rows, columns in cells:
+        spanned()
+        out.append((text, rows, columns))
+        if rows > 1:
+            spanning[column] = (text, rows - 1, columns)
+        column += columns
+    spanned()
+    for later in sorted(key for key in spanning if key > column):  # past the row's own cells (a short row)
+        if later >= column:  # (not one that spanned() just took)
+            column = later
+            spanned()
+    return out
 
 
 def _start_number(node: Element) -> int:

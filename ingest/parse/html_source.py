@@ -80,6 +80,36 @@ def _append_text(parent: Element, text: str | None) -> None:
 # are bytes of their own, never part of another character's bytes.
 _CONTROL_BYTES = bytes([*range(0x00, 0x09), *range(0x0E, 0x1C), 0x7F])
 _SEPARATORS_AS_SPACES = bytes.maketrans(b"\x0b\x0c\x1c\x1d\x1e\x1f", b"      ")  # as strip_controls
+# C1 controls but NEL (white space, as in strip_controls) in UTF-8: C2 is a lead byte, never a continuation
+_C1_BYTES = re.compile(rb"\xc2[\x80-\x84\x86-\x9f]")
+# Numeric character references to a control (libxml2 gives the control itself; 0x80-0x9F it maps as the
+# HTML Standard says, to windows-1252's characters, but for the five that have none)
+_CONTROL_REFERENCE = re.compile(
+    rb"&#(?:[xX]0*(?P<hex>[0-8bBcCdDeEfF]|1[0-9a-fA-F]|7[fF]|[89][0-9a-fA-F])(?![0-9a-fA-F])"
+    rb"|0*(?P<dec>[0-8]|1[1-9]|2[0-9]|3[01]|12[7-9]|1[3-5][0-9])(?![0-9]));?"
+)
+_SEPARATOR_CODES = {0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x1F}  # a space, as the raw characters are
+
+
+def _control_reference(match: re.Match[bytes]) -> bytes:
+    hex_digits = match.group("hex")
+    code = int(hex_digits, 16) if hex_digits else int(match.group("dec"))
+    if code in _SEPARATOR_CODES:
+        return b" "
+    if code >= 0x80:
+        try:
+            bytes([code]).decode("cp1252")
+        except UnicodeDecodeError:
+            return b""  # 0x81, 0x8D, 0x8F, 0x90, 0x9D: a C1 control to browsers too
+        return match.group()
+    return b""
+
+
+def _without_controls(data: bytes) -> bytes:
+    """UTF-8 ``data`` without C1 controls (but NEL) and references to controls (separators as spaces)."""
+    if b"\xc2" in data:
+        data = _C1_BYTES.sub(b"", data)
+    return _CONTROL_REFERENCE.sub(_control_reference, data) if b"&#" in data else data
 
 
 def _decode(data: bytes) -> bytes:
@@ -107,7 +137,7 @@ def _decode(data: bytes) -> bytes:
             ) from None
         if "\x00" in text:
             raise UnreadableFile("binary file")
-        return strip_controls(normalise_newlines(text)).encode("utf-8")
+        return _without_controls(strip_controls(normalise_newlines(text)).encode("utf-8"))
     if not text_data.isascii():
         try:
             text_data.decode("utf-8")
@@ -117,7 +147,7 @@ def _decode(data: bytes) -> bytes:
         raise UnreadableFile("binary file")
     if b"\r" in text_data:
         text_data = text_data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    return text_data.translate(_SEPARATORS_AS_SPACES, _CONTROL_BYTES)
+    return _without_controls(text_data.translate(_SEPARATORS_AS_SPACES, _CONTROL_BYTES))
 
 
 def _byte_order_mark(data: bytes) -> tuple[bytes, webencodings.Encoding | None]:

@@ -50,7 +50,7 @@ def read_markdown_metadata(data: bytes) -> dict[str, Any]:
 
 def parse_markdown(data: bytes) -> ParsedDocument:
     metadata, body = split_front_matter(decode_utf8_text(data))
-    body = clean_body(body)  # as in text: never a raw control in a chunk, never two words glued
+    body = clean_body(body)  # line separators end lines as in text; never a raw control in a chunk
     env: dict[str, Any] = {}  # link reference definitions found by the block pass, for the headings' links
     tokens = _block_parser().parse(body, env)
     return assemble("markdown", _drafts(tokens, body.split("\n"), env), metadata)

@@ -28,6 +28,7 @@ from ingest.parse._common import (
     join_lines,
     line_key,
     running_line_indices,
+    separators_as_breaks,
     split_front_matter,
     strip_controls,
 )
@@ -55,6 +56,7 @@ def read_text_metadata(data: bytes) -> dict[str, Any]:
 
 def parse_text(data: bytes) -> ParsedDocument:
     metadata, body = split_front_matter(decode_utf8_text(data))
+    body = separators_as_breaks(body)  # a line separator ends a line (a form feed, a page: _clean_pages)
     cleaned = _clean_pages(body)
     # (control characters are rare: one search of the body spares a substitution per line)
     lines = (
