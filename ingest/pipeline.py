@@ -355,6 +355,7 @@ def _strict_refusal(store: Store, plan: Plan) -> Plan:
             **plan.tombstones,
         },
         withdrawn_access={**{key: removals[key].access for key in withdrawn}, **plan.withdrawn_access},
+        remembered_ids=plan.remembered_ids,
     )
     return refused
 

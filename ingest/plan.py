@@ -112,9 +112,18 @@ class Plan:
     # given its access by access.default must not bring it back under another label (ingest.default_access)
     withdrawn_access: dict[str, str] = field(default_factory=dict)
 
+    # doc_ids in the folder: the labels of their withdrawn versions stay remembered (see remembers)
+    remembered_ids: set[str] = field(default_factory=set)
+
+    def remembers(self, key: str) -> bool:
+        """Whether the label of the withdrawn version ``key`` (doc_id@version) stays remembered: while it
+        has a tombstone, or any file of its doc_id is in the folder (access.default must never give a later
+        version of it another label, ingest.default_access)."""
+        return key in self.tombstones or key.split("@", 1)[0] in self.remembered_ids
+
     def remembered_access(self) -> dict[str, str]:
-        """The labels of the withdrawn versions still remembered (those with a tombstone)."""
-        return {key: label for key, label in self.withdrawn_access.items() if key in self.tombstones}
+        """The labels of the withdrawn versions still remembered."""
+        return {key: label for key, label in self.withdrawn_access.items() if self.remembers(key)}
 
     def count(self, action: Action) -> int:
         return sum(1 for item in self.items if item.action == action)
@@ -267,7 +276,10 @@ def plan_sync(
     # as "new" with other bytes (that would let an edit without a version bump in through the back door).
     in_folder = {doc.meta.key for doc in scan.documents} | {r.key for r in scan.rejected_files if r.key}
     plan.tombstones = {key: sha for key, sha in (tombstones or {}).items() if key in in_folder}
-    plan.withdrawn_access = {k: v for k, v in (withdrawn_access or {}).items() if k in plan.tombstones}
+    # A withdrawn version's label is remembered while its doc_id is in the folder, whatever the version
+    # (a file bumped to a version without access must not get the default once the old file is gone).
+    plan.remembered_ids = {key.split("@", 1)[0] for key in in_folder}
+    plan.withdrawn_access = {k: v for k, v in (withdrawn_access or {}).items() if plan.remembers(k)}
     # access.default may fill in only the label each doc_id is (or was) stored under
     records = (previous or {}).values() if full else stored_by_key.values()
     clashes = default_clashes(scan, records, plan.withdrawn_access)

@@ -137,3 +137,21 @@ def test_another_version_labelled_in_the_folder_keeps_its_label_and_the_default_
     assert code == 0, data["problems"]
     assert data["documents"]["unchanged"] == 2 and data["documents"]["rejected"] == 0, data["documents"]
     assert readers(store_args) == {"partner": 1, "staff": 1}  # salaries@2 (salaries@1 ended in 2020)
+
+
+@pytest.mark.parametrize("path", ["salaries.md", "salaries-2025.md"], ids=["same-path", "new-path"])
+def test_the_next_runs_still_refuse_a_new_version_the_default_would_relabel(path, store_args, tmp_path):
+    """The withdrawn version's file is gone (replaced by version 2): its label is still remembered, so the
+    run after the refusal (and --full) refuses version 2 again instead of indexing it as the default."""
+    root = corpus(tmp_path, "salaries.md: {access: staff}\n")
+    assert cli("run", root, *store_args)[0] == 0
+    (root / "documents" / "salaries.md").unlink()
+    (root / "inventory.yaml").write_text("")
+    (root / "documents" / path).write_text(SALARIES.format(v=2))
+    assert cli("run", root, *store_args)[0] == 1  # refused, salaries@1 withdrawn
+    for again in ([], ["--full"], []):
+        code, data = cli("run", root, *store_args, *again)
+        assert code == 1, data["plan"]
+        assert actions(data, "salaries@2") == [("rejected", "access not given")], data["plan"]
+        assert "would replace 'staff'" in problems(data)[f"documents/{path}"]
+        assert readers(store_args) == {"partner": 0, "staff": 0}
