@@ -280,7 +280,7 @@ def _empty_blocks_a_fill(
 
 # Bump when what counts as valid metadata changes (or how a format's fields are read): a run's scan
 # memo then re-checks every file instead of reusing the last run's verdicts.
-RULES_VERSION = "14"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
+RULES_VERSION = "16"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
 # fields kept as written, merge keys refused, misplaced front matter refused, same-file inventory keys;
 # 5: names NFKC + case-folded, fields after a '...' end marker or hidden behind a blank-looking first
 # line refused, /Keywords "access: staff" refused; 6: a field given empty is never filled, HTML <meta>
@@ -292,7 +292,7 @@ RULES_VERSION = "14"  # 3: field names read case-insensitively; 4: "-" is "_" in
 # a field refused, /Keywords "access LABEL" refused for configured labels too; 11: dates never stripped
 # (" 2025-01-01", "2025-01-01\t" refused), a block scalar ending the front matter keeps its line break;
 # 12: a superseded document in force on a day its replacement (another doc_id) is refused; 13: unknown
-# fields named like access, status, effective or superseded (access_level, doc_status) refused; 14: a
+# fields named like access, status, effective or superseded (access_level, doc_status) refused; 16: a
 # placeholder PDF title ("untitled", "Microsoft Word - x.docx", a file name such as "dvips.dvi") is no title
 
 
