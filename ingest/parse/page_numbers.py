@@ -19,6 +19,7 @@ ROMAN = "roman"
 
 MAX_ROMAN = 100  # front matter is shorter; larger "numerals" are words (mix, dix, CV)
 MAX_LONE_ROMAN = 39  # a lone "l" or "c" is a letter (a figure's part) more often than a page number
+MAX_FRONT_PAGES = 8  # pages a file may have before its front matter's page i (cover, half-title, blanks)
 
 # A number not inside a dotted or decimal number ("2.3", "1,5"); one run into a word stays a
 # candidate: ConTeXt's running heads come out of pdfium as "13Introduction", "Basics20"
@@ -106,15 +107,21 @@ def page_label(text: str) -> tuple[str, int] | None:
     return (ROMAN, value) if value is not None else None
 
 
-def lone_page_label(text: str) -> bool:
+def lone_page_label(text: str, page: int = 0) -> bool:
     """Whether ``text`` is a page label even without other pages to count with (a one-page document):
-    arabic, or roman in lower case ("I", "II" alone number parts as often as pages)."""
+    arabic, or roman in lower case ("I", "II" alone number parts as often as pages) where it can number
+    the front matter of ``page`` (1-based; 0: not known): no greater than the page's place in the file,
+    at most MAX_FRONT_PAGES below it ("xx" ending an example on page 130 is the text's)."""
     match = _PAGE_LABEL.fullmatch(text.strip())
     if match is None:
         return False
     number = match.group("number")
+    if number.isdigit():
+        return True
     value = roman_value(number) if number.islower() else None
-    return number.isdigit() or (value is not None and value <= MAX_LONE_ROMAN)
+    if value is None or value > MAX_LONE_ROMAN:
+        return False
+    return not page or 0 <= page - value <= MAX_FRONT_PAGES
 
 
 def running_head_numbers(text: str, cells: Sequence[str], title_repeats: bool) -> set[tuple[str, int]]:

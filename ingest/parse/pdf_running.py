@@ -54,7 +54,7 @@ def _without_running_lines(pages: list[list[Line]]) -> list[list[Line]]:
         # furniture; refusing it as "no extractable text" would lose it.
         kept = [list(page) for page in pages]
     body_size = _body_size([line for page in kept for line in page])
-    return [_without_page_furniture(page, body_size) for page in kept]
+    return [_without_page_furniture(page, body_size, number) for number, page in enumerate(kept, start=1)]
 
 
 def _edge_line(page: list[Line], order: list[int], position: int, number: int) -> EdgeLine:
@@ -66,10 +66,11 @@ def _edge_line(page: list[Line], order: list[int], position: int, number: int) -
     return EdgeLine(number, order[position], line.text, band=line.y, apart=apart, cells=line.cells)
 
 
-def _without_page_furniture(page: list[Line], body_size: float) -> list[Line]:
+def _without_page_furniture(page: list[Line], body_size: float, number: int = 0) -> list[Line]:
     """Drop what is page furniture even when not repeated (say, on a one-page document).
 
-    A page number (``3``, ``- 3 -``, ``Page 3 of 9``, ``iv``) standing apart at the top or bottom,
+    A page number (``3``, ``- 3 -``, ``Page 3 of 9``, ``iv`` near the start) standing apart at the top or bottom
+    of page ``number``,
     and a top line in a smaller font than the body set well apart above everything else.
     """
     if len(page) < 2:
@@ -80,7 +81,7 @@ def _without_page_furniture(page: list[Line], body_size: float) -> list[Line]:
     bottom, above_bottom = by_height[-1], by_height[-2]
     for edge, neighbour in ((top, below_top), (bottom, above_bottom)):
         apart = abs(edge.y - neighbour.y) > PARAGRAPH_GAP * max(edge.size, neighbour.size)
-        if apart and lone_page_label(edge.text):
+        if apart and lone_page_label(edge.text, number):
             drop.append(edge)
     if top not in drop and top.size < body_size and top.y - below_top.y > HEADER_GAP * body_size:
         drop.append(top)
