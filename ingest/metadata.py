@@ -295,7 +295,7 @@ def _empty_blocks_a_fill(
 
 # Bump when what counts as valid metadata changes (or how a format's fields are read): a run's scan
 # memo then re-checks every file instead of reusing the last run's verdicts.
-RULES_VERSION = "15"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
+RULES_VERSION = "16"  # 3: field names read case-insensitively; 4: "-" is "_" in names, near-spellings, string
 # fields kept as written, merge keys refused, misplaced front matter refused, same-file inventory keys;
 # 5: names NFKC + case-folded, fields after a '...' end marker or hidden behind a blank-looking first
 # line refused, /Keywords "access: staff" refused; 6: a field given empty is never filled, HTML <meta>
@@ -311,6 +311,8 @@ RULES_VERSION = "15"  # 3: field names read case-insensitively; 4: "-" is "_" in
 # symlink to a file listed under another name is a problem and not read, the file valid (no duplicate);
 # 15: valid_from, replaced_by refused, in /Keywords items too (access_level: staff); YAML tags a list of
 # non-empty strings; a PDF's numeric /version as written (2.10)
+# 16: a placeholder PDF title ("untitled", "Microsoft Word - x.docx", a file name such as "dvips.dvi") is
+# no title
 
 
 def _case_variants(source: str, folded: Mapping[str, list[tuple[str, Any]]]) -> list[str]:

@@ -100,25 +100,19 @@ class Plan:
     # doc_ids whose valid new version was refused (by the chunker or the store): their stored
     # versions are kept while no valid version replaces them (see ingest.kept)
     held: set[str] = field(default_factory=set)
-    # rejected files naming a doc_id: they keep or withdraw its stored versions (see ingest.kept)
-    claims: list[Claim] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)  # rejected files naming a doc_id (see ingest.kept)
     present: set[str] = field(default_factory=set)  # doc_id@version of every valid document in the folder
-    # versions withdrawn because the folder now limits who may read them or when (see _withdraw)
-    withdrawn: set[str] = field(default_factory=set)
+    withdrawn: set[str] = field(default_factory=set)  # the folder now limits who/when may read (_withdraw)
     # withdrawn versions (doc_id@version -> sha256 of the bytes they were indexed from): their file may
     # come back as "new" only with those bytes, a new version, or --accept-edits (stored in the meta)
     tombstones: dict[str, str] = field(default_factory=dict)
-    # the access label of each withdrawn version (doc_id@version), remembered with its tombstone: a file
+    # the access label of each withdrawn version (doc_id@version), while remembered (see remembers): a file
     # given its access by access.default must not bring it back under another label (ingest.default_access)
     withdrawn_access: dict[str, str] = field(default_factory=dict)
-
-    # doc_ids in the folder: the labels of their withdrawn versions stay remembered (see remembers)
-    remembered_ids: set[str] = field(default_factory=set)
+    remembered_ids: set[str] = field(default_factory=set)  # doc_ids in the folder (see remembers)
 
     def remembers(self, key: str) -> bool:
-        """Whether the label of the withdrawn version ``key`` (doc_id@version) stays remembered: while it
-        has a tombstone, or any file of its doc_id is in the folder (access.default must never give a later
-        version of it another label, ingest.default_access)."""
+        """A withdrawn version's label stays while it has a tombstone or a file of its doc_id is here."""
         return key in self.tombstones or key.split("@", 1)[0] in self.remembered_ids
 
     def remembered_access(self) -> dict[str, str]:

@@ -258,13 +258,13 @@ def test_a_field_given_twice_with_different_values_is_refused():
 
     buf = io.BytesIO()
     c = canvas.Canvas(buf)
-    c.setTitle("Untitled")
+    c.setTitle("The Draft Title")  # (a placeholder such as "Untitled" is no title: test_pdf_placeholder_title)
     c.setKeywords("doc_id=two-titles; title=The Real Title; version=2;")
     c.drawString(72, 720, "Some text on the page.")
     c.save()
     with pytest.raises(
         UnreadableFile,
-        match="PDF metadata gives title twice: 'Untitled' in the document information and 'The Real Title' in "
+        match="PDF metadata gives title twice: 'The Draft Title' in the document information and 'The Real Title' in "
         "/Keywords",
     ):
         parse_bytes(buf.getvalue(), "x.pdf")

@@ -19,7 +19,7 @@ from typing import Any, cast
 
 from ingest.model import ParsedDocument, UnreadableFile
 
-PARSER_VERSION = "11"  # bump when a parser's output changes: stored documents are then re-chunked
+PARSER_VERSION = "12"  # bump when a parser's output changes: stored documents are then re-chunked
 
 SUFFIXES = {
     ".md": "markdown",

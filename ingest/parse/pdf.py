@@ -1,14 +1,14 @@
 """PDF: document information through pypdf, text, positions, fonts and outline through pdfium.
 
 Characters come from pdfium's text page in content order, grouped into lines at its line
-breaks. Per line we read the baseline, the font size, weight and pitch, and where text
-objects lie a cell gap apart, the gaps between words (a wide gap separates table cells;
-alike wide gaps in a justified line do not). Running headers and footers (repeated, or
-carrying the page number in one height band of many pages) are removed. Headings are the
-document's outline entries, found on their pages, when it has an outline; otherwise lines
-clearly larger than the prose, or bold and short, that do not read like a sentence. Lines
-are grouped into headings, paragraphs, lists and tables; a paragraph or table that runs
-over a page (or column) break stays one block and lists both pages.
+breaks; filled form fields' values come from their widgets (pdf_forms). Per line we read the
+baseline, the font size, weight and pitch, and where text objects lie a cell gap apart, the
+gaps between words (a wide gap separates table cells; alike wide gaps in a justified line do
+not). Running headers and footers (repeated as they are in one height band, or carrying the
+page number) are removed. Headings are the document's outline entries, found on their pages,
+when it has an outline; otherwise lines clearly larger than the prose, or bold and short, that
+do not read like a sentence. Lines are grouped into headings, paragraphs, lists and tables; a
+paragraph or table that runs over a page (or column) break stays one block and lists both pages.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from ingest.parse._common import (
     assemble,
     join_line_offsets,
 )
+from ingest.parse.pdf_forms import FormFields, with_field_values
 from ingest.parse.pdf_info import _read_information
 from ingest.parse.pdf_lines import (
     _MARKER,
@@ -155,6 +156,7 @@ def _read_pages_and_outline(document: pdfium.PdfDocument, data: bytes) -> tuple[
     its outline, completed by its tagged headings (see ``document_headings``)."""
     try:
         pages: list[list[Line]] = []
+        forms = FormFields(document)  # (before pages are loaded, as pdfium's form environment wants)
         memo = DocumentMemo()  # one document's fonts, looked at once
         tags = TagHeadings(document, data)  # a tagged PDF's headings, read while each page is open
         # pdfium's page and text page handles, not pypdfium2's PdfPage and PdfTextPage: their
@@ -168,7 +170,8 @@ def _read_pages_and_outline(document: pdfium.PdfDocument, data: bytes) -> tuple[
                 if not textpage:
                     raise pdfium.PdfiumError("Failed to load text page.")
                 try:
-                    pages.append(_page_lines(textpage, index + 1, memo))
+                    lines = _page_lines(textpage, index + 1, memo)
+                    pages.append(with_field_values(lines, forms.page_values(page), index + 1))
                     tags.read_page(page, textpage, index + 1)
                 finally:
                     pdfium_c.FPDFText_ClosePage(textpage)

@@ -18,6 +18,7 @@ from pypdf.xmp import DC_NAMESPACE, RDF_NAMESPACE
 from ingest.model import UnreadableFile
 from ingest.parse.pdf_info_check import check_against_pdfium, trailer_info_problem
 from ingest.parse.pdf_keywords import read_keyword_fields, refuse_unread_title
+from ingest.parse.pdf_title import without_placeholders
 
 
 def _read_information(
@@ -151,11 +152,16 @@ def _information_fields(reader: PdfReader, entries: list[tuple[str, Any]], label
         raise
     except Exception:  # noqa: BLE001 - a damaged information dictionary yields no fields, not a failure
         fields = {}
+    # An empty /Title () states nothing (hyperref writes one by default), nor does a producer's placeholder
+    # ("untitled", "Microsoft Word - report.docx", "dvips.dvi"): read as no title, before /Keywords' title
+    # is compared with it, and the XMP title (where producers copy it) likewise.
+    if "title" in fields:
+        title = without_placeholders(fields.pop("title"))
+        if title is not None:
+            fields["title"] = title
     read_keyword_fields(fields, reader, labels)
-    if fields.get("title") == "":
-        del fields["title"]  # an empty /Title () states nothing: producers (hyperref) write one by default
     if not fields.get("title"):
-        title = _xmp_title(reader, labels)
+        title = without_placeholders(_xmp_title(reader, labels))
         if title:
             fields["title"] = title
     return fields

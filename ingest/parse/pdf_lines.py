@@ -11,11 +11,26 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pypdfium2 as pdfium
-import pypdfium2.raw as pdfium_c
 
 from ingest.parse._common import (
     collapse_spaces,
     drop_controls,
+)
+from ingest.parse.pdf_calls import (
+    COUNT_CHARS,
+    COUNT_RECTS,
+    GET_CHAR_BOX,
+    GET_CHAR_ORIGIN,
+    GET_FONT_INFO,
+    GET_FONT_SIZE,
+    GET_FONT_WEIGHT,
+    GET_MATRIX,
+    GET_RECT,
+    GET_TEXT,
+    GET_UNICODE,
+    IS_GENERATED,
+    TEXT_INDEX,
+    Outputs,
 )
 from ingest.parse.pdf_superscripts import RAISED, continues_mark, with_marks_apart
 
@@ -111,38 +126,6 @@ def _outline(document: pdfium.PdfDocument) -> list[OutlineEntry]:
     return entries
 
 
-def _unchecked(function: Any, restype: Any) -> Any:
-    """pdfium's ``function`` (as pypdfium2 binds it) called without ctypes' per-argument checks.
-
-    The per-line and per-gap queries below are pdfium's cheapest calls, so ctypes converting
-    each argument through pypdfium2's declared types costs more than pdfium's own work (about
-    half of each call). Callers pass exactly the C types: the text page pointer pypdfium2 gives,
-    Python ints for C ints and ``ctypes.byref`` of ctypes values for the output pointers.
-    The GIL stays held over the call (PYFUNCTYPE): these queries take well under a microsecond
-    and never call back into Python; letting it go and taking it back cost about 15 % of a call.
-    """
-    address = ctypes.cast(function, ctypes.c_void_p).value
-    if not address:
-        raise ImportError(f"pdfium has no {function.__name__}")
-    # a prototype without argument types: each argument goes as it is (ints as C ints)
-    return ctypes.PYFUNCTYPE(restype)(address)
-
-
-_GET_FONT_SIZE = _unchecked(pdfium_c.FPDFText_GetFontSize, ctypes.c_double)
-_GET_MATRIX = _unchecked(pdfium_c.FPDFText_GetMatrix, ctypes.c_int)
-_COUNT_RECTS = _unchecked(pdfium_c.FPDFText_CountRects, ctypes.c_int)
-_GET_RECT = _unchecked(pdfium_c.FPDFText_GetRect, ctypes.c_int)
-_GET_CHAR_ORIGIN = _unchecked(pdfium_c.FPDFText_GetCharOrigin, ctypes.c_int)
-_GET_FONT_INFO = _unchecked(pdfium_c.FPDFText_GetFontInfo, ctypes.c_ulong)
-_GET_FONT_WEIGHT = _unchecked(pdfium_c.FPDFText_GetFontWeight, ctypes.c_int)
-_GET_CHAR_BOX = _unchecked(pdfium_c.FPDFText_GetCharBox, ctypes.c_int)
-_IS_GENERATED = _unchecked(pdfium_c.FPDFText_IsGenerated, ctypes.c_int)
-_GET_UNICODE = _unchecked(pdfium_c.FPDFText_GetUnicode, ctypes.c_uint)
-_GET_TEXT = _unchecked(pdfium_c.FPDFText_GetText, ctypes.c_int)
-_COUNT_CHARS = _unchecked(pdfium_c.FPDFText_CountChars, ctypes.c_int)
-_TEXT_INDEX = _unchecked(pdfium_c.FPDFText_GetTextIndexFromCharIndex, ctypes.c_int)
-
-
 def _page_chars(raw: Any) -> str:
     """The characters of the text page ``raw`` (an FPDF_TEXTPAGE), one per pdfium char index
     (generated spaces and breaks included).
@@ -151,7 +134,7 @@ def _page_chars(raw: Any) -> str:
     char indices, a UTF-16 surrogate pair: the pair becomes the character at the first
     index and a NUL (dropped with the other controls) at the second, so indices stay aligned.
     """
-    count = _COUNT_CHARS(raw)
+    count = COUNT_CHARS(raw)
     if count == -1:
         raise pdfium.PdfiumError("Failed to get character count.")
     if count <= 0:
@@ -161,14 +144,14 @@ def _page_chars(raw: Any) -> str:
         return text
     # pdfium's UTF-16 units, one per char index unless it excluded or inserted characters
     buffer = (ctypes.c_uint16 * (count + 1))()
-    written = _GET_TEXT(raw, 0, count, ctypes.byref(buffer)) - 1  # without the closing NUL
+    written = GET_TEXT(raw, 0, count, ctypes.byref(buffer)) - 1  # without the closing NUL
     if written == count:
         # one unit per char index: the pairs are joined by decoding, then split again; the
         # text marks a line-end hyphen U+FFFE where the character itself is U+0002
         units = bytes(buffer)[: 2 * count].decode("utf-16-le", "surrogatepass").replace("\ufffe", "\x02")
         return _WIDE_OR_LONE_SURROGATE.sub(_aligned, units)
     # pdfium left characters out of the text (controls): ask for each one, keeping indices aligned
-    get_unicode = _GET_UNICODE
+    get_unicode = GET_UNICODE
     codes = [get_unicode(raw, index) for index in range(count)]
     chars: list[str] = []
     index = 0
@@ -189,15 +172,15 @@ def _text_range(raw: Any, count: int) -> str:
     chars from the first to the last one pdfium does not leave out of its text (pdfium may read
     past a range whose end it leaves out: crbug.com/pdfium/2079)."""
     start, end = 0, count - 1
-    while start <= end and (text_start := _TEXT_INDEX(raw, start)) == -1:
+    while start <= end and (text_start := TEXT_INDEX(raw, start)) == -1:
         start += 1
-    while start <= end and (text_end := _TEXT_INDEX(raw, end)) == -1:
+    while start <= end and (text_end := TEXT_INDEX(raw, end)) == -1:
         end -= 1
     if start > end:
         return ""
     size = text_end + 2 - text_start  # with the closing NUL
     buffer = (ctypes.c_ushort * size)()
-    written = _GET_TEXT(raw, start, end + 1 - start, ctypes.byref(buffer))
+    written = GET_TEXT(raw, start, end + 1 - start, ctypes.byref(buffer))
     if written > size:
         raise AssertionError(f"Buffer too small: {size} vs {written}")
     return decode(memoryview(buffer)[: written - 1], "utf-16-le", errors="ignore")
@@ -226,22 +209,6 @@ _NEEDS_CLEANING = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ue000-\uf8ff
 FontStyles = dict[tuple[bytes, int], tuple[bool, bool]]
 
 
-class _Outputs:
-    """The ctypes values pdfium's per-line queries of one page write into, and the pointers to
-    them that the calls take as they are (see _unchecked)."""
-
-    def __init__(self) -> None:
-        self.left, self.right = ctypes.c_double(), ctypes.c_double()
-        self.bottom, self.top = ctypes.c_double(), ctypes.c_double()
-        self.name = ctypes.create_string_buffer(256)
-        self.flags = ctypes.c_int(0)
-        self.matrix = pdfium_c.FS_MATRIX()
-        self.left_ref, self.right_ref = ctypes.byref(self.left), ctypes.byref(self.right)
-        self.bottom_ref, self.top_ref = ctypes.byref(self.bottom), ctypes.byref(self.top)
-        self.name_ref, self.flags_ref = ctypes.byref(self.name), ctypes.byref(self.flags)
-        self.matrix_ref = ctypes.byref(self.matrix)
-
-
 class DocumentMemo:
     """What one document's pages share: its fonts' styles, looked at once, and positions rounded
     once (a margin, a baseline recurs on every page; ``round`` to a digit costs 5 dict lookups)."""
@@ -249,6 +216,7 @@ class DocumentMemo:
     def __init__(self) -> None:
         self.fonts: FontStyles = {}
         self.rounded: dict[float, float] = {}
+        self.out = Outputs()
 
 
 _new = object.__new__
@@ -291,11 +259,11 @@ def _page_lines(raw: Any, page: int, memo: DocumentMemo) -> list[Line]:
     chars = _page_chars(raw)
     if not chars or chars.isspace():
         return []
-    out, fonts, rounded = _Outputs(), memo.fonts, memo.rounded
+    out, fonts, rounded = memo.out, memo.fonts, memo.rounded
     # pdfium's calls, output values and helpers bound to locals: this loop runs for every line
-    get_font_size, get_matrix, count_rects = _GET_FONT_SIZE, _GET_MATRIX, _COUNT_RECTS
-    get_char_origin, get_font_info = _GET_CHAR_ORIGIN, _GET_FONT_INFO
-    left, bottom, matrix = out.left, out.bottom, out.matrix
+    get_font_size, get_matrix, count_rects = GET_FONT_SIZE, GET_MATRIX, COUNT_RECTS
+    get_char_origin, get_font_info = GET_CHAR_ORIGIN, GET_FONT_INFO
+    left, bottom, matrix = out.left, out.bottom, out.matrix_floats
     left_ref, bottom_ref = out.left_ref, out.bottom_ref
     matrix_ref, name, name_ref, flags, flags_ref = out.matrix_ref, out.name, out.name_ref, out.flags, out.flags_ref
     lines: list[Line] = []
@@ -304,8 +272,8 @@ def _page_lines(raw: Any, page: int, memo: DocumentMemo) -> list[Line]:
         last, previous_last = previous_last, first + len(stripped) - 1
         # the size it is drawn at: its font size (the Tf operand; many use 1 Tf) scaled by its matrices
         size: float = get_font_size(raw, first)
-        if get_matrix(raw, first, matrix_ref):
-            scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
+        if get_matrix(raw, first, matrix_ref):  # (drawn_size, inlined)
+            scale = abs(matrix[0] * matrix[3] - matrix[1] * matrix[2]) ** 0.5
             if scale > 0:
                 size *= scale
         rects = -1  # not counted
@@ -326,10 +294,11 @@ def _page_lines(raw: Any, page: int, memo: DocumentMemo) -> list[Line]:
         bold, mono = fonts.get(font) or _font_style(raw, first, font, fonts)
         if (bold or mono) and len(stripped) > 1:
             bold, mono = _line_style(out, raw, first, first + len(stripped) - 1, rects, fonts, bold, mono)
-        if len(cells) == 1 and (spaced := with_marks_apart(raw, first, stripped)) is not stripped:
+        if len(cells) == 1 and (spaced := with_marks_apart(raw, first, stripped, out)) is not stripped:
             text = " ".join(spaced.split()) if words is not None else _unclean_line_text(spaced) or text
             cells = (text,)
-        if lines and len(cells) == 1 and (space := _after_mark(lines[-1], raw, last, first, x, y, size)) is not None:
+        space = _after_mark(lines[-1], raw, last, first, x, y, size, out) if lines and len(cells) == 1 else None
+        if space is not None:
             joined = lines[-1].text + space + text
             lines[-1] = replace(lines[-1], text=joined, cells=(joined,))
             continue
@@ -342,31 +311,33 @@ def _page_lines(raw: Any, page: int, memo: DocumentMemo) -> list[Line]:
     return lines
 
 
-def _after_mark(previous: Line, raw: Any, last: int, first: int, x: float, y: float, size: float) -> str | None:
+def _after_mark(
+    previous: Line, raw: Any, last: int, first: int, x: float, y: float, size: float, out: Outputs
+) -> str | None:
     """How the line starting at char index ``first`` (at ``x``, ``y``) joins the line before ("" or
     " ") when it is the rest of it, which pdfium broke off after a superscript mark; None otherwise."""
     if len(previous.cells) > 1 or x <= previous.x or abs(previous.y - y) > RAISED * max(size, 1.0):
         return None
-    return continues_mark(raw, last, first)
+    return continues_mark(raw, last, first, out)
 
 
 def _line_style(
-    out: _Outputs, raw: Any, first: int, last: int, rects: int, fonts: FontStyles, bold: bool, mono: bool
+    out: Outputs, raw: Any, first: int, last: int, rects: int, fonts: FontStyles, bold: bool, mono: bool
 ) -> tuple[bool, bool]:
     """A line whose first character is bold (monospace) is so when its last one is too: a line drawn
     by one text object (one rectangle) has one font, and is not asked."""
     if rects < 0:
-        rects = _COUNT_RECTS(raw, first, last - first + 1)
+        rects = COUNT_RECTS(raw, first, last - first + 1)
     if rects == 1:
         return bold, mono
     last_bold, last_mono = _font(out, raw, last, fonts)
     return bold and last_bold, mono and last_mono
 
 
-def _wide_gap_between_rects(out: _Outputs, raw: Any, count: int, size: float) -> bool:
+def _wide_gap_between_rects(out: Outputs, raw: Any, count: int, size: float) -> bool:
     """Whether two consecutive text rectangles (of the range last given to FPDFText_CountRects)
     lie further apart than a cell gap."""
-    get_rect, left, right = _GET_RECT, out.left, out.right
+    get_rect, left, right = GET_RECT, out.left, out.right
     left_ref, top_ref, right_ref, bottom_ref = out.left_ref, out.top_ref, out.right_ref, out.bottom_ref
     limit = CELL_GAP_GENERATED * max(size, 1.0)
     get_rect(raw, 0, left_ref, top_ref, right_ref, bottom_ref)
@@ -379,10 +350,10 @@ def _wide_gap_between_rects(out: _Outputs, raw: Any, count: int, size: float) ->
     return False
 
 
-def _font(out: _Outputs, raw: Any, index: int, fonts: FontStyles) -> tuple[bool, bool]:
+def _font(out: Outputs, raw: Any, index: int, fonts: FontStyles) -> tuple[bool, bool]:
     """(bold, monospace) of the character's font."""
     name, flags = out.name, out.flags
-    font = (name.value, flags.value) if _GET_FONT_INFO(raw, index, out.name_ref, 256, out.flags_ref) > 0 else (b"", 0)
+    font = (name.value, flags.value) if GET_FONT_INFO(raw, index, out.name_ref, 256, out.flags_ref) > 0 else (b"", 0)
     style = fonts.get(font)
     return _font_style(raw, index, font, fonts) if style is None else style
 
@@ -390,7 +361,7 @@ def _font(out: _Outputs, raw: Any, index: int, fonts: FontStyles) -> tuple[bool,
 def _font_style(raw: Any, index: int, font: tuple[bytes, int], fonts: FontStyles) -> tuple[bool, bool]:
     """(bold, monospace) of a font not seen before in the document, from its weight (asked of the
     character at ``index``), flags and name; remembered in ``fonts``."""
-    weight = _GET_FONT_WEIGHT(raw, index)
+    weight = GET_FONT_WEIGHT(raw, index)
     name, flags = font[0].decode("latin-1"), font[1]
     bold = weight >= 600 or bool(flags & _FORCE_BOLD) or bool(_BOLD_NAME.search(name))
     mono = bool(flags & _FIXED_PITCH) or bool(_MONO_NAME.search(name))
@@ -402,7 +373,7 @@ _GAP = re.compile(r"\s+")
 
 
 def _cells(
-    out: _Outputs, raw: Any, line: str, first: int, text: str, size: float, words: list[str] | None
+    out: Outputs, raw: Any, line: str, first: int, text: str, size: float, words: list[str] | None
 ) -> tuple[str, ...]:
     """The line's text (``line``, from char index ``first``; ``text``: cleaned; ``words``: a plain
     line's words, else None) split where the gap between two words is wider than CELL_GAP font sizes.
@@ -411,7 +382,7 @@ def _cells(
     JUSTIFIED_GAP font sizes (a loose narrow column), is prose: one cell.
     """
     # pdfium's calls bound to locals: this loop runs for every word gap of such lines
-    char_box, is_generated = _GET_CHAR_BOX, _IS_GENERATED
+    char_box, is_generated = GET_CHAR_BOX, IS_GENERATED
     left, right = out.left, out.right
     left_ref, right_ref, bottom_ref, top_ref = out.left_ref, out.right_ref, out.bottom_ref, out.top_ref
     generated_limit = CELL_GAP_GENERATED * max(size, 1.0)

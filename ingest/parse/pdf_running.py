@@ -15,15 +15,13 @@ from ingest.parse._common import (
     EdgeLine,
     running_line_indices,
 )
+from ingest.parse.page_numbers import lone_page_label
 from ingest.parse.pdf_lines import _LEADING_LETTERS, _SHY, PARAGRAPH_GAP, Line
 
 HEADER_GAP = 3.0  # a small-font top line this many body sizes above the rest is a page header
 
 
 RUNNING_ZONE = 2  # lines at the top and bottom of a page that may be running headers
-
-
-_PAGE_LABEL = re.compile(r"(?:page\s+)?[-–—]?\s*\d{1,5}\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,5})?", re.IGNORECASE)
 
 
 _SHY_PAIR = re.compile(r"([^\W\d_]+)\u00ad([^\W\d_]+)")
@@ -56,7 +54,7 @@ def _without_running_lines(pages: list[list[Line]]) -> list[list[Line]]:
         # furniture; refusing it as "no extractable text" would lose it.
         kept = [list(page) for page in pages]
     body_size = _body_size([line for page in kept for line in page])
-    return [_without_page_furniture(page, body_size) for page in kept]
+    return [_without_page_furniture(page, body_size, number) for number, page in enumerate(kept, start=1)]
 
 
 def _edge_line(page: list[Line], order: list[int], position: int, number: int) -> EdgeLine:
@@ -65,13 +63,14 @@ def _edge_line(page: list[Line], order: list[int], position: int, number: int) -
     line = page[order[position]]
     neighbours = [page[order[p]] for p in (position - 1, position + 1) if 0 <= p < len(order)]
     apart = all(abs(line.y - other.y) > PARAGRAPH_GAP * max(line.size, other.size) for other in neighbours)
-    return EdgeLine(number, order[position], line.text, band=line.y, apart=apart)
+    return EdgeLine(number, order[position], line.text, band=line.y, apart=apart, cells=line.cells)
 
 
-def _without_page_furniture(page: list[Line], body_size: float) -> list[Line]:
+def _without_page_furniture(page: list[Line], body_size: float, number: int = 0) -> list[Line]:
     """Drop what is page furniture even when not repeated (say, on a one-page document).
 
-    A page number (``3``, ``- 3 -``, ``Page 3 of 9``) standing apart at the top or bottom,
+    A page number (``3``, ``- 3 -``, ``Page 3 of 9``, ``iv`` near the start) standing apart at the top or bottom
+    of page ``number``,
     and a top line in a smaller font than the body set well apart above everything else.
     """
     if len(page) < 2:
@@ -82,7 +81,7 @@ def _without_page_furniture(page: list[Line], body_size: float) -> list[Line]:
     bottom, above_bottom = by_height[-1], by_height[-2]
     for edge, neighbour in ((top, below_top), (bottom, above_bottom)):
         apart = abs(edge.y - neighbour.y) > PARAGRAPH_GAP * max(edge.size, neighbour.size)
-        if apart and _PAGE_LABEL.fullmatch(edge.text):
+        if apart and lone_page_label(edge.text, number):
             drop.append(edge)
     if top not in drop and top.size < body_size and top.y - below_top.y > HEADER_GAP * body_size:
         drop.append(top)
