@@ -18,10 +18,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ingest.file_check import REFUSED_BY_READER, check_file, died_on, listed_format
 from ingest.file_check import Accepted as Accepted
 from ingest.file_check import Rejected as Rejected
 from ingest.file_check import Scanned as Scanned
+from ingest.file_check import check_file, died_on, listed_format, refused_mark
 from ingest.folder_ahead import FolderAhead as FolderAhead
 from ingest.inventory_file import (
     bad_inventory,
@@ -409,7 +409,7 @@ def _assemble(
     defaulted: list[str] = []
     keys: dict[str, str] = {}
     visibility = {
-        r.source: (REFUSED_BY_READER if r.refused_by_reader else r.sha256, r.visibility)
+        r.source: (refused_mark(r.sha256) if r.refused_by_reader else r.sha256, r.visibility)
         for r in results
         if isinstance(r, Rejected) and (r.sha256 or r.visibility is not None)
     }

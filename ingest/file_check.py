@@ -47,6 +47,18 @@ OVER_SIZE_LIMIT = "(over the size limit: not read)"
 REFUSED_BY_READER = "(metadata refused by its reader)"
 
 
+def refused_mark(sha256: str) -> str:
+    """The scan's hash of a file whose reader refused its metadata: marked, the bytes' hash kept, so that
+    only unchanged bytes are reported as refused by this release's readers (an edit that broke the
+    file says it changed)."""
+    return REFUSED_BY_READER + sha256
+
+
+def refused_bytes(mark: str) -> str | None:
+    """The hash of bytes whose reader refused their metadata (None: not so marked)."""
+    return mark[len(REFUSED_BY_READER) :] if mark.startswith(REFUSED_BY_READER) else None
+
+
 @dataclass(frozen=True)
 class Accepted:
     """A file whose metadata is valid on its own (cross-document checks come later)."""

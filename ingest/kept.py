@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ingest.corpus import CorpusScan
-from ingest.file_check import REFUSED_BY_READER
+from ingest.file_check import refused_bytes
 from ingest.metadata import Visibility, visibility_of
 from ingest.metadata_cross import beside_replacement
 from ingest.model import DocumentRecord, ScannedDocument
@@ -99,8 +99,9 @@ def same_file_reason(old: DocumentRecord, sha256: str, declared: Visibility | No
     a reader that refuses the file's metadata (a release's stricter rules) says otherwise.
     """
     if declared is None:
-        if sha256 == REFUSED_BY_READER:
-            return REFUSED
+        refused = refused_bytes(sha256)
+        if refused is not None:  # unchanged bytes a stricter release refuses, or an edit that broke them
+            return REFUSED if refused == old.source_sha256 else UNREADABLE
         return None if sha256 in ("", old.source_sha256) else UNREADABLE
     differs = _differences(old, declared)
     return ", ".join(f"{name} {was!r} → {now}" for name, was, now in differs) + " in the folder" if differs else None
