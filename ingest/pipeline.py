@@ -208,7 +208,7 @@ def _dry_run(store: Store, job: _Job) -> RunResult:
     meta = store.get_meta()
     rebuild_reason = analysis_change(store, stored, meta) or records_missing(store, stored)
     full = job.full or bool(rebuild_reason)
-    early = _EarlyWriter(None, {} if full else {r.key: r for r in stored}, job.chunking, 1, None)
+    early = _EarlyWriter(None, {} if full else {r.key: r for r in stored}, job.chunking, 1)
     scan = _scan(job, stored, meta, full, early)
     plan = plan_sync(
         scan,
@@ -251,7 +251,7 @@ def _locked_run(store: Store, job: _Job, ahead: FolderAhead | None = None) -> Ru
             stored = store.documents()
         journal = _Journal(store)
         stored_by_key = {r.key: r for r in stored}
-        early = _EarlyWriter(store, stored_by_key, job.chunking, job.batch_chunks, journal)
+        early = _EarlyWriter(store, stored_by_key, job.chunking, job.batch_chunks)
         scan = _scan(job, stored, meta, False, early, ahead)
         plan = plan_sync(
             scan,
@@ -369,7 +369,7 @@ def _full_run(
     # chunks no record lists (a killed run's) go with the old build: reported as a repair would
     orphans = max(0, store.counts()["totals"]["chunks"] - sum(r.chunk_count for r in stored))
     with store.full_rebuild() as fresh:
-        early = _EarlyWriter(fresh, {}, job.chunking, job.batch_chunks, None, hidden=True)
+        early = _EarlyWriter(fresh, {}, job.chunking, job.batch_chunks, hidden=True)
         scan = _scan(job, stored, meta, True, early)
         plan = plan_sync(
             scan,

@@ -227,9 +227,9 @@ class _EarlyWriter:
     now would be readable before the checks between documents (and the plan's) could reject their
     document — a public copy of a staff document, two versions in force, a default-widened label —
     and after a killed run until the next one: there every version's chunks wait on disk (the
-    spill file) and the plan writes them once the checks have passed. The journal names the keys
-    written during the scan first, and what the checks then reject is deleted again
-    (``undo_rejected``). Without a store (a dry run) it only chunks, to count.
+    spill file) and the plan writes them once the checks have passed (and journals them). What the
+    checks reject of a fresh store's writes is deleted again (``undo_rejected``). Without a store (a
+    dry run) it only chunks, to count.
     """
 
     def __init__(
@@ -238,12 +238,11 @@ class _EarlyWriter:
         stored: Mapping[str, DocumentRecord],
         chunking: ChunkSettings,
         batch_chunks: int,
-        journal: _Journal | None,
         *,
         hidden: bool = False,
     ) -> None:
         self.store, self.stored, self.chunking, self.hidden = store, stored, chunking, hidden
-        self.batch_chunks, self.journal = batch_chunks, journal
+        self.batch_chunks = batch_chunks
         # by source; an int is a spilled document's IDs (see ``_handle``)
         self.chunked: dict[str, WrittenChunks | int | list[Chunk] | ChunkLimitExceeded] = {}
         self.refused: dict[str, ItemError] = {}  # by chunk ID
@@ -316,10 +315,8 @@ class _EarlyWriter:
         self._batch, self._size = [], 0
 
     def _write(self, batch: list[_Batched]) -> None:
-        """One batch, in the writer thread: its versions into the journal, then their chunks."""
+        """One batch of a fresh store (no journal: a killed rebuild is dropped whole), in the writer thread."""
         assert self.store is not None
-        if self.journal is not None:
-            self.journal.add(doc.meta.key for doc, _ in batch)
         report = self.store.write_chunks(c for _, chunks in batch for c in chunks)
         self.written += report.written
         self.errors.extend(report.errors)
