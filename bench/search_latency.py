@@ -9,7 +9,7 @@ words taken from chunks sampled at random from the index (seeded), the same list
 each query through every mode in turn (interleaved, so that a shared machine's load falls on all alike):
 
   library  unfiltered   store.search with every label and no as-of date (`ingest search --role <all> --as-of any`)
-  library  filtered     store.search with the public role's labels and today's as-of (`ingest search` default)
+  library  filtered     ingest.api Index.search as --role, as-of today (what `ingest search` runs)
   raw      unfiltered   the Python client: combined_fields (as the store) on the all-labels alias, no filter
   raw      filtered     the Python client: the public role alias, access terms + as-of ranges as the README
                         writes them (one must_not of their negation: the alias's own filter is around it)
@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _measure import INGEST  # noqa: E402
 
+from ingest.api import open_store as open_index  # noqa: E402
 from ingest.store import open_store  # noqa: E402
 
 from ingest.store.elasticsearch.query import SEARCH_FIELDS as STORE_FIELDS  # noqa: E402
@@ -124,6 +125,7 @@ def main() -> None:
     queries = (queries * (args.queries // max(1, len(queries)) + 1))[: args.queries]
 
     store = open_store(args.store, args.index_prefix, create=False)
+    index = open_index(args.store, args.index_prefix, create=False)
     meta = store.get_meta()
     roles = json.loads(meta["roles"]) if "roles" in meta else {}
     all_labels = sorted(json.loads(meta["labels"])) if "labels" in meta else sorted({lab for v in roles.values() for lab in v})
@@ -132,7 +134,7 @@ def main() -> None:
 
     modes = {
         "library unfiltered (all labels, as-of any)": lambda q: store.search(q, all_labels, None, top=k),
-        f"library filtered (role {args.role}, as-of today)": lambda q: store.search(q, role_labels, today, top=k, role=args.role),
+        f"library filtered (role {args.role}, as-of today)": lambda q: index.search(q, role=args.role, as_of=today, top=k),
         "raw unfiltered (all alias, no filter)": lambda q: es.search(
             index=all_alias, size=k, query={"combined_fields": {"query": q, "fields": SEARCH_FIELDS}}, track_total_hits=False)["hits"]["hits"],
         f"raw filtered (role alias {args.role}, access + as-of)": lambda q: es.search(
@@ -160,6 +162,7 @@ def main() -> None:
             samples.append(time.perf_counter() - started)
         results[name] = percentiles(samples)
     store.close()
+    index.close()
     names = list(results)
     ratio = {
         "library filtered / unfiltered p50": round(results[names[1]]["p50_ms"] / results[names[0]]["p50_ms"], 2),

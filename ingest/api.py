@@ -16,8 +16,9 @@ ingest.toml's ``[roles]``), else the default roles; an unknown role is :class:`U
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -92,14 +93,14 @@ def roles_of(store: Store | Index) -> dict[str, tuple[str, ...]]:
     return roles_from_meta(_underlying(store).get_meta(), Settings())
 
 
-def labels_for_role(store: Store | Index, role: str) -> tuple[str, ...]:
+def labels_for_role(store: Store | Index, role: str, *, meta: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The access labels ``role`` may read in ``store`` (an :class:`Index` from :func:`open_store`, or a
-    Store); UnknownRole names the known roles."""
+    Store); UnknownRole names the known roles. ``meta``: the run metadata, already read."""
 
     if not isinstance(role, str):
         raise TypeError(f"role must be a string, not {type(role).__name__}: {role!r}")
     underlying = _underlying(store)
-    meta = underlying.get_meta()
+    meta = underlying.get_meta() if meta is None else meta
     if "roles" not in meta:
         # Credentials that may not read the run metadata (a reader limited to its role alias) cannot
         # know the roles the index was built with: the default roles' labels would narrow the alias
@@ -114,6 +115,22 @@ def labels_for_role(store: Store | Index, role: str) -> tuple[str, ...]:
         hint = " (the default; pass --role)" if role == "public" else ""
         raise UnknownRole(f"unknown role {role!r}{hint}; {known}")
     return roles[role]
+
+
+def recorded_labels(store: Store | Index, *, meta: Mapping[str, str] | None = None) -> tuple[str, ...] | None:
+    """Every access label the index was built with (its labels and its roles' labels), or None when
+    the run metadata is not readable with these credentials or records no roles."""
+    meta = _underlying(store).get_meta() if meta is None else meta
+    if "roles" not in meta:
+        return None
+    labels = {label for labels in roles_from_meta(meta, Settings()).values() for label in labels}
+    try:
+        listed = json.loads(meta.get("labels", "[]"))
+    except ValueError:
+        return None  # unreadable metadata: the query checks the role's labels itself
+    if not isinstance(listed, list) or not all(isinstance(label, str) for label in listed):
+        return None
+    return tuple(sorted(labels | set(listed)))
 
 
 def as_of_date(value: AsOf) -> date | None:
@@ -158,6 +175,7 @@ class Index:
         self.store = store  # the underlying ingest.store.base.Store
         self.config = config
         self._labels: dict[str, tuple[str, ...]] = {}
+        self._recorded: tuple[str, ...] | None = None  # every label the index records (None: unknown)
         self._state: object = None  # the store's read_state when _labels were resolved
 
     @property
@@ -172,14 +190,20 @@ class Index:
             self._labels.clear()
             self._state = state
         if role not in self._labels:
-            self._labels[role] = labels_for_role(self.store, role)
+            meta = self.store.get_meta()  # one read for both
+            self._labels[role] = labels_for_role(self.store, role, meta=meta)
+            self._recorded = recorded_labels(self.store, meta=meta)
         return self._labels[role]
 
     def access_for(self, role: str) -> Access:
-        """The role and the labels it may read, resolved once here for the store's search."""
+        """The role, the labels it may read and the recorded labels it may not, resolved once here
+        for the store's search."""
         from ingest.store.base import Access
 
-        return Access(self.labels_for(role), role)
+        labels = self.labels_for(role)
+        recorded = self._recorded
+        withheld = None if recorded is None else tuple(sorted(set(recorded) - set(labels)))
+        return Access(labels, role, withheld)
 
     def search(
         self, query: str, *, role: str = "public", as_of: AsOf = TODAY, top: int = 5, doc_id: str | None = None

@@ -89,10 +89,17 @@ class WriteReport:
 class Access:
     """Who reads: the role and the access labels it may read, resolved once (ingest.api) and then
     passed whole, so no store resolves a role itself. Elasticsearch reads through the role's alias
-    and filters by the labels; SQLite filters by the labels."""
+    and filters by the labels; SQLite filters by the labels.
+
+    ``withheld``: the other labels the index records (labels this role may not read), or None when
+    they cannot be known (credentials that may not read the run metadata). Elasticsearch excludes
+    them inside the query, which costs nothing where none is present; the role alias's own filter
+    (the role's labels, applied by Elasticsearch inside the same query) keeps out any label the
+    index does not record. None: the query checks the role's labels itself."""
 
     labels: tuple[str, ...]
     role: str | None = None
+    withheld: tuple[str, ...] | None = None
 
 
 def as_access(access: Access | Sequence[str], role: str | None = None) -> Access:

@@ -55,9 +55,12 @@ def search_body(
     doc_id: str | None,
     *,
     behind_role_alias: bool = False,
+    withheld: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The search request. ``behind_role_alias``: it goes to a role alias, which carries a filter of
-    its own; the access and as-of conditions are then written as a double negation (same hits)."""
+    its own (the role's labels); the conditions are then written as exclusions (same hits): the
+    ``withheld`` labels (the other labels the index records; None: unknown, so the role's labels as
+    a double negation), in force after the day, out of force before it."""
     conditions: list[dict[str, Any]] = [{"terms": {"access": list(labels)}}, *as_of_filters(as_of)]
     selective = [{"term": {"doc_id": doc_id}}] if doc_id else []
     # Codes in the query, also as exact phrases over the unstemmed sub-fields.
@@ -72,7 +75,7 @@ def search_body(
     }
     if behind_role_alias:
         search["filter"] = selective
-        search["must_not"] = [not_all_of(conditions)]
+        search["must_not"] = [*access_exclusions(labels, withheld), *as_of_exclusions(as_of)]
     return {
         "query": {"bool": search},
         "size": top,
@@ -81,14 +84,28 @@ def search_body(
     }
 
 
-def not_all_of(conditions: list[dict[str, Any]]) -> dict[str, Any]:
-    """Chunks failing any of ``conditions``: under ``must_not``, the chunks meeting them all.
+def access_exclusions(labels: Sequence[str], withheld: Sequence[str] | None) -> list[dict[str, Any]]:
+    """Under ``must_not``: chunks of the withheld labels, or (withheld unknown) of any label but the
+    role's.
 
-    Why not plain filters: Elasticsearch puts a role alias's own filter around the query (+query
-    #alias_filter), and Lucene does not flatten that when the query's disjunction carries FILTER
-    clauses: a filtered search then took 5-17x the unfiltered time on 1M chunks (p50), as exclusions
-    0.5-1.1x (ES 9.5.4; README "Search latency"). Still inside the query, before the top k."""
-    return {"bool": {"must_not": {"bool": {"filter": conditions}}}}
+    Why not a filter on the role's labels: Elasticsearch puts a role alias's own filter around the
+    query (+query #alias_filter), and Lucene does not flatten that when the query's disjunction
+    carries FILTER clauses: a filtered search then took 5-17x the unfiltered time on 1M chunks
+    (p50). Why not only its double negation: that walks every chunk of each segment to find none
+    (p95 +60-80 %); a withheld label is absent from the alias's indices, so excluding it costs
+    nothing (ES 9.5.4; README "Search latency"). Still inside the query, before the top k."""
+    if withheld is None:
+        return [{"bool": {"must_not": {"terms": {"access": list(labels)}}}}]
+    return [{"terms": {"access": sorted(withheld)}}] if withheld else []
+
+
+def as_of_exclusions(as_of: date | None) -> list[dict[str, Any]]:
+    """Under ``must_not``: chunks not in force on ``as_of`` (in force from after it, or out of force
+    before it); a missing date bounds nothing, as in :func:`as_of_filters`."""
+    if as_of is None:
+        return []
+    day = as_of.isoformat()
+    return [{"range": {"effective_from": {"gt": day}}}, {"range": {"effective_to": {"lt": day}}}]
 
 
 def neighbours_query(doc_id: str, version: str, bounds: dict[str, int]) -> dict[str, Any]:

@@ -427,7 +427,25 @@ class ElasticsearchStore(IndexNames, SearchEntry):
         check_query_size(query)
         target = self._chunks_read_target(reader.role)
         through_alias = bool(reader.role) and self._build is None  # the role alias, with its own filter
-        body = search_body(query, reader.labels, as_of, top, doc_id, behind_role_alias=through_alias)
+        hits = self._search_once(target, query, reader, as_of, top, doc_id, through_alias, reader.withheld)
+        if reader.withheld is not None and any(hit.chunk.access not in reader.labels for hit in hits):
+            # A label the index does not record got past the exclusions (the alias filter was changed
+            # outside ingest): the same search with the role's own labels checked in the query.
+            hits = self._search_once(target, query, reader, as_of, top, doc_id, through_alias, None)
+        return hits
+
+    def _search_once(
+        self,
+        target: str,
+        query: str,
+        reader: Access,
+        as_of: date | None,
+        top: int,
+        doc_id: str | None,
+        through_alias: bool,
+        withheld: tuple[str, ...] | None,
+    ) -> list[Hit]:
+        body = search_body(query, reader.labels, as_of, top, doc_id, behind_role_alias=through_alias, withheld=withheld)
         resp = self._t.search_response(target, body, search_type=SEARCH_TYPE)
         if resp is None and reader.role and self._build is None:
             self._missing_role_alias(target)
