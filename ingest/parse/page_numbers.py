@@ -6,7 +6,7 @@ never the page's, even where it counts with the pages: one after Chapter, Sectio
 Clause, § … (``Section 3``), one opening the line as a list item or heading number (``3. Scope``,
 ``(3)``), one inside a dotted or decimal number (``2.3``, ``1,5``); and, where the rest of the line
 is not repeated over pages, one opening it before a word (``3 Scope``). Used by the running-line
-rules of PDF and text (_common.running_line_indices).
+rules of PDF and text (running_lines.running_line_indices).
 """
 
 from __future__ import annotations

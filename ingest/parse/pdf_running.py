@@ -11,12 +11,9 @@ from collections.abc import Sequence
 from itertools import accumulate
 from operator import itemgetter
 
-from ingest.parse._common import (
-    EdgeLine,
-    running_line_indices,
-)
 from ingest.parse.page_numbers import lone_page_label
 from ingest.parse.pdf_lines import _LEADING_LETTERS, _SHY, PARAGRAPH_GAP, Line
+from ingest.parse.running_lines import EdgeLine, running_line_indices
 
 HEADER_GAP = 3.0  # a small-font top line this many body sizes above the rest is a page header
 

@@ -20,18 +20,16 @@ from typing import Any
 from ingest.model import ParsedDocument
 from ingest.parse._common import (
     Draft,
-    EdgeLine,
     assemble,
     collapse_spaces,
     decode_utf8_text,
     has_controls,
     join_lines,
-    line_key,
-    running_line_indices,
     separators_as_breaks,
     split_front_matter,
     strip_controls,
 )
+from ingest.parse.running_lines import EdgeLine, line_key, running_line_indices
 
 _PAGE_NUMBER = re.compile(r"(?:page\s+)?[-–—]?\s*(\d{1,5})\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,5})?", re.IGNORECASE)
 _UNDERLINE = re.compile(r"""\s{0,3}(=+|-+|`+|:+|'+|"+|~+|\^+|_+|\*+|\++|#+|<+|>+)\s*""")
