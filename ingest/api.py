@@ -90,7 +90,20 @@ def _underlying(store: Store | Index) -> Store:
 def roles_of(store: Store | Index) -> dict[str, tuple[str, ...]]:
     """role -> access labels: what the index was built with, else the default roles."""
 
-    return roles_from_meta(_underlying(store).get_meta(), Settings())
+    return recorded_roles(_underlying(store), _underlying(store).get_meta())
+
+
+def recorded_roles(store: Store, meta: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """The roles ``meta`` records (else the defaults); a StoreError names a value changed outside ingest."""
+    from ingest.store.base import StoreError
+
+    try:
+        return roles_from_meta(meta, Settings())
+    except ValueError as exc:
+        raise StoreError(
+            f"{store.name}: its run metadata is damaged ({exc}): searches cannot know the roles; "
+            "the next `ingest run` records them again"
+        ) from None
 
 
 def labels_for_role(store: Store | Index, role: str, *, meta: Mapping[str, str] | None = None) -> tuple[str, ...]:
@@ -109,7 +122,7 @@ def labels_for_role(store: Store | Index, role: str, *, meta: Mapping[str, str] 
         found = behind_alias(role) if behind_alias is not None else None
         if found is not None:
             return tuple(found)
-    roles = roles_from_meta(meta, Settings())
+    roles = recorded_roles(underlying, meta)
     if role not in roles:
         known = f"{'roles in this index' if 'roles' in meta else 'default roles'}: {', '.join(sorted(roles))}"
         hint = " (the default; pass --role)" if role == "public" else ""
@@ -123,7 +136,7 @@ def recorded_labels(store: Store | Index, *, meta: Mapping[str, str] | None = No
     meta = _underlying(store).get_meta() if meta is None else meta
     if "roles" not in meta:
         return None
-    labels = {label for labels in roles_from_meta(meta, Settings()).values() for label in labels}
+    labels = {label for labels in recorded_roles(_underlying(store), meta).values() for label in labels}
     try:
         listed = json.loads(meta.get("labels", "[]"))
     except ValueError:

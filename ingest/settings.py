@@ -85,10 +85,19 @@ class Settings:
 
 
 def roles_from_meta(meta: Mapping[str, str], fallback: Settings) -> dict[str, tuple[str, ...]]:
-    """The roles the index was built with (so `search` needs no corpus), else the defaults."""
-    if "roles" in meta:
-        return {r: tuple(ls) for r, ls in json.loads(meta["roles"]).items()}
-    return dict(fallback.roles)
+    """The roles the index was built with (so `search` needs no corpus), else the defaults.
+    ValueError when the recorded value is not a role → labels map (changed outside ingest)."""
+    if "roles" not in meta:
+        return dict(fallback.roles)
+    try:
+        recorded = json.loads(meta["roles"])
+    except (TypeError, ValueError):
+        recorded = None
+    if not isinstance(recorded, dict) or not all(
+        isinstance(labels, list) and all(isinstance(label, str) for label in labels) for labels in recorded.values()
+    ):
+        raise ValueError(f"the recorded roles are not a map of role to labels: {str(meta['roles'])[:80]!r}")
+    return {str(role): tuple(labels) for role, labels in recorded.items()}
 
 
 def roles_to_meta(roles: Mapping[str, Sequence[str]]) -> str:

@@ -15,7 +15,7 @@ from elasticsearch import Elasticsearch
 from ingest.api import Index
 from ingest.run_meta import roles_record
 from ingest.settings import Settings
-from ingest.store.base import Access
+from ingest.store.base import Access, StoreError, follow_recorded_roles
 from ingest.store.elasticsearch.query import SEARCH_TYPE, search_body
 from tests import helpers
 
@@ -98,8 +98,12 @@ def test_a_label_the_index_does_not_record_stays_out_when_the_alias_lost_its_fil
         client.indices.update_aliases(
             actions=[{"remove": {"index": public_index, "alias": alias}}, {"add": {"index": public_index, "alias": alias}}]
         )
+        for n, access in enumerate((None, ["public", "board"])):  # no label at all; one of the role's and another
+            odd = {**CHUNKS[0].to_json(), "chunk_id": f"{n}" * 64, "doc_id": f"odd-{n}", "access": access}
+            client.index(index=public_index, id=odd["chunk_id"], document={k: v for k, v in odd.items() if v is not None})
+        client.indices.refresh(index=public_index)
         raw = client.search(index=alias, query={"match": {"text": "holiday"}}, size=20)["hits"]["hits"]
-        assert {"board", "staff"} <= {h["_source"]["access"] for h in raw}  # the alias now shows both
+        assert {"board", "staff"} <= {str(h["_source"].get("access")) for h in raw}  # the alias now shows both
         for day in DAYS:
             hits = store.search("holiday leave", Access(("public",), "public", ("partner", "staff")), day, top=20)
             expected = {c.chunk_id for c in CHUNKS if c.access == "public" and in_force(c, day)}
@@ -107,6 +111,49 @@ def test_a_label_the_index_does_not_record_stays_out_when_the_alias_lost_its_fil
             assert {h.chunk.access for h in hits} <= {"public"}
     finally:
         client.close()
+
+
+def test_a_chunk_with_several_labels_is_never_returned(make_es_store, es_url, es_prefix):
+    """A chunk carrying the role's label and another (a list, written outside ingest) passes a terms
+    filter on the role's labels, the alias's included: the search leaves it out all the same."""
+    store = make_es_store()
+    assert store.write_chunks(CHUNKS).errors == []
+    client = Elasticsearch(es_url)
+    try:
+        [public_index] = client.indices.get_alias(index=f"{es_prefix}-chunks_public_*")
+        for n, other in enumerate(("staff", "topsecret")):
+            odd = {**CHUNKS[0].to_json(), "chunk_id": f"{n}" * 64, "doc_id": f"odd-{n}", "access": ["public", other]}
+            client.index(index=public_index, id=odd["chunk_id"], document=odd)
+        client.indices.refresh(index=public_index)
+        for reader in (Access(("public",), "public", ("partner", "staff")), Access(("public",), "public")):
+            hits = store.search("holiday leave", reader, None, top=20)
+            assert {h.chunk.chunk_id for h in hits} == {c.chunk_id for c in CHUNKS if c.access == "public"}
+    finally:
+        client.close()
+
+
+def test_a_hit_that_is_not_a_chunk_is_an_error_naming_it(make_es_store, es_url, es_prefix):
+    store = make_es_store()
+    assert store.write_chunks(CHUNKS).errors == []
+    client = Elasticsearch(es_url)
+    try:
+        [public_index] = client.indices.get_alias(index=f"{es_prefix}-chunks_public_*")
+        broken = {k: v for k, v in CHUNKS[0].to_json().items() if k != "word_count"} | {"chunk_id": "c" * 64}
+        client.index(index=public_index, id="c" * 64, document=broken, refresh=True)
+        with pytest.raises(StoreError, match=f"{public_index}/c{{64}} is not a chunk ingest wrote"):
+            store.search("holiday leave", Access(("public",), "public", ("partner", "staff")), None, top=20)
+    finally:
+        client.close()
+
+
+def test_damaged_recorded_roles_are_a_store_error_and_the_next_run_records_them_again(make_es_store):
+    store = make_es_store()
+    assert store.write_chunks(CHUNKS).errors == []
+    store.set_meta({"roles": "{not json"})
+    with pytest.raises(StoreError, match="run metadata is damaged"):
+        Index(store).search("holiday", role="public")
+    follow_recorded_roles(store, store.get_meta(), Settings(), dict(ROLES), check=False)
+    assert [h.chunk.access for h in Index(store).search("holiday", role="public", as_of=None)] == ["public"] * 5
 
 
 def test_an_index_resolves_the_withheld_labels_from_what_the_run_recorded(make_es_store):

@@ -209,8 +209,12 @@ def follow_recorded_roles(
 ) -> list[str]:
     """The roles a store records in its meta (``fallback``'s when none) made to match ``roles``: the
     :func:`role_map_changes` lines, written unless ``check``."""
-    changes = role_map_changes(roles_from_meta(meta, fallback), roles, check=check)
-    if changes and not check:
+    try:
+        recorded = roles_from_meta(meta, fallback)
+    except ValueError:  # changed outside ingest: the run records its roles again
+        recorded = {}
+    changes = role_map_changes(recorded, roles, check=check)
+    if (changes or not recorded) and not check:
         store.set_meta({"roles": roles_to_meta(roles)})
     return changes
 

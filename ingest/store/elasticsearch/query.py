@@ -56,11 +56,13 @@ def search_body(
     *,
     behind_role_alias: bool = False,
     withheld: Sequence[str] | None = None,
+    check_labels: bool = False,
 ) -> dict[str, Any]:
     """The search request. ``behind_role_alias``: it goes to a role alias, which carries a filter of
     its own (the role's labels); the conditions are then written as exclusions (same hits): the
-    ``withheld`` labels (the other labels the index records; None: unknown, so the role's labels as
-    a double negation), in force after the day, out of force before it."""
+    ``withheld`` labels (the other labels the index records), the role's labels as a double negation
+    too when ``check_labels`` or the withheld labels are unknown (None), in force after the day, out
+    of force before it."""
     conditions: list[dict[str, Any]] = [{"terms": {"access": list(labels)}}, *as_of_filters(as_of)]
     selective = [{"term": {"doc_id": doc_id}}] if doc_id else []
     # Codes in the query, also as exact phrases over the unstemmed sub-fields.
@@ -75,7 +77,7 @@ def search_body(
     }
     if behind_role_alias:
         search["filter"] = selective
-        search["must_not"] = [*access_exclusions(labels, withheld), *as_of_exclusions(as_of)]
+        search["must_not"] = [*access_exclusions(labels, withheld, check_labels), *as_of_exclusions(as_of)]
     return {
         "query": {"bool": search},
         "size": top,
@@ -84,9 +86,11 @@ def search_body(
     }
 
 
-def access_exclusions(labels: Sequence[str], withheld: Sequence[str] | None) -> list[dict[str, Any]]:
-    """Under ``must_not``: chunks of the withheld labels, or (withheld unknown) of any label but the
-    role's.
+def access_exclusions(
+    labels: Sequence[str], withheld: Sequence[str] | None, check_labels: bool = False
+) -> list[dict[str, Any]]:
+    """Under ``must_not``: chunks of the withheld labels, and (``check_labels``, or withheld unknown)
+    chunks without any of the role's labels.
 
     Why not a filter on the role's labels: Elasticsearch puts a role alias's own filter around the
     query (+query #alias_filter), and Lucene does not flatten that when the query's disjunction
@@ -94,9 +98,10 @@ def access_exclusions(labels: Sequence[str], withheld: Sequence[str] | None) -> 
     (p50). Why not only its double negation: that walks every chunk of each segment to find none
     (p95 +60-80 %); a withheld label is absent from the alias's indices, so excluding it costs
     nothing (ES 9.5.4; README "Search latency"). Still inside the query, before the top k."""
-    if withheld is None:
-        return [{"bool": {"must_not": {"terms": {"access": list(labels)}}}}]
-    return [{"terms": {"access": sorted(withheld)}}] if withheld else []
+    excluded: list[dict[str, Any]] = [{"terms": {"access": sorted(withheld)}}] if withheld else []
+    if withheld is None or check_labels:
+        excluded.append({"bool": {"must_not": {"terms": {"access": list(labels)}}}})
+    return excluded
 
 
 def as_of_exclusions(as_of: date | None) -> list[dict[str, Any]]:

@@ -50,6 +50,11 @@ from ingest.store.elasticsearch.transport import (
 COUNTED_FIELDS = ("access", "status", "version")
 
 
+def readable(source: Any, labels: Sequence[str]) -> bool:
+    """A hit the role may read: its ``access`` is one label of the role's (not missing, not a list)."""
+    return isinstance(source, dict) and isinstance(source.get("access"), str) and source["access"] in labels
+
+
 class ElasticsearchStore(IndexNames, SearchEntry):
     """Chunks, document records and run metadata in Elasticsearch (see :mod:`ingest.store.elasticsearch`).
 
@@ -427,11 +432,11 @@ class ElasticsearchStore(IndexNames, SearchEntry):
         check_query_size(query)
         target = self._chunks_read_target(reader.role)
         through_alias = bool(reader.role) and self._build is None  # the role alias, with its own filter
-        hits = self._search_once(target, query, reader, as_of, top, doc_id, through_alias, reader.withheld)
-        if reader.withheld is not None and any(hit.chunk.access not in reader.labels for hit in hits):
-            # A label the index does not record got past the exclusions (the alias filter was changed
-            # outside ingest): the same search with the role's own labels checked in the query.
-            hits = self._search_once(target, query, reader, as_of, top, doc_id, through_alias, None)
+        hits, foreign = self._search_once(target, query, reader, as_of, top, doc_id, through_alias, False)
+        if foreign and reader.withheld is not None:
+            # A hit of a label the index does not record got past the exclusions (the alias filter was
+            # changed outside ingest): the same search with the role's own labels checked too.
+            hits, foreign = self._search_once(target, query, reader, as_of, top, doc_id, through_alias, True)
         return hits
 
     def _search_once(
@@ -443,14 +448,29 @@ class ElasticsearchStore(IndexNames, SearchEntry):
         top: int,
         doc_id: str | None,
         through_alias: bool,
-        withheld: tuple[str, ...] | None,
-    ) -> list[Hit]:
-        body = search_body(query, reader.labels, as_of, top, doc_id, behind_role_alias=through_alias, withheld=withheld)
+        check_labels: bool,
+    ) -> tuple[list[Hit], int]:
+        """The hits, and how many were left out for a label the role may not read (never returned,
+        whatever put them there: a chunk without one label of the role's, or with several)."""
+        body = search_body(
+            query, reader.labels, as_of, top, doc_id,
+            behind_role_alias=through_alias, withheld=reader.withheld, check_labels=check_labels,
+        )  # fmt: skip
         resp = self._t.search_response(target, body, search_type=SEARCH_TYPE)
         if resp is None and reader.role and self._build is None:
             self._missing_role_alias(target)
-        hits = resp["hits"]["hits"] if resp else []
-        return [Hit(Chunk.from_json(hit["_source"]), float(hit["_score"] or 0.0)) for hit in hits]
+        found = resp["hits"]["hits"] if resp else []
+        allowed = [hit for hit in found if readable(hit["_source"], reader.labels)]
+        return [Hit(self._hit_chunk(hit), float(hit["_score"] or 0.0)) for hit in allowed], len(found) - len(allowed)
+
+    def _hit_chunk(self, hit: dict[str, Any]) -> Chunk:
+        try:
+            return Chunk.from_json(hit["_source"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StoreError(
+                f"{self.name}: {hit.get('_index')}/{hit.get('_id')} is not a chunk ingest wrote ({type(exc).__name__}: "
+                f"{exc}); it was written outside ingest. `ingest verify` lists the chunks that do not belong"
+            ) from None
 
     def _missing_role_alias(self, alias: str) -> None:
         """A role that may read labels has an alias once a run wrote this prefix: when it is gone
