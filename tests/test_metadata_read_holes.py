@@ -107,6 +107,10 @@ REPEATED = [
     ("field-name-second", '<meta name="x" name="access" content="staff">', "name 2 times ('x' and 'access')"),
     ("content-upper-case", "<meta name=access content=public CONTENT=staff>", "content 2 times ('public' and 'staff')"),
     ("over-lines", '<meta\n name="access"\n content="public"\n content="staff"\n>', "content 2 times"),
+    ("no-space-after-values", '<meta name="access"content="public"content="staff">', "content 2 times"),
+    ("slashes", "<meta/name='access'/content='public'/content='staff'/>", "content 2 times"),
+    ("tabs-and-form-feeds", '<meta\tname=access\x0ccontent=public\tcontent = staff>', "content 2 times"),
+    ("beside-http-equiv", '<meta http-equiv="Content-Type" name="access" content="public" content="staff">', "content 2 times"),
 ]
 
 

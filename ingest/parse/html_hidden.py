@@ -141,7 +141,7 @@ def _formula_copies(semantics: Element) -> list[Element]:
     return [part for part in parts if part is not keep]
 
 
-_CONSENT_SOURCE = re.compile(rb"cookie|consent|gdpr|ccpa", re.IGNORECASE)  # a page that may hold a notice
+_CONSENT_WORDS = (b"cookie", b"consent", b"gdpr", b"ccpa")  # in the lower-cased source: a page that may hold a notice
 _CONSENT_NAME = re.compile(r"cookie|consent|gdpr|ccpa", re.IGNORECASE)
 _COOKIE_NAME = re.compile(r"cookie|gdpr|ccpa", re.IGNORECASE)
 # what names a notice, not a section about cookies ("cookie-policy") or a consent form ("consent-form")
@@ -152,7 +152,8 @@ MAX_NOTICE_WORDS = 120  # a consent notice's few sentences and buttons; more is 
 
 def _consent_notices(source: bytes, body: Element) -> set[Element]:
     """The cookie and consent notices of the page, open or not (see :func:`_consent_notice`)."""
-    if _CONSENT_SOURCE.search(source) is None:
+    lowered = source.lower()  # then bytes.find, in C: a case-blind regex over the page took as long as its tree
+    if not any(word in lowered for word in _CONSENT_WORDS):
         return set()
     return {node for node in body.iter("div", "section", "aside", "dialog") if _consent_notice(node)}
 

@@ -118,6 +118,14 @@ def _shown(meta: Element, attribute: str, value: str) -> str:
 _META_TAG = re.compile(rb"""<meta(?=[\s/>])(?:[^>"']|"[^"]*"|'[^']*')*>""")
 
 
+# ``name`` or ``content`` where an HTML tokenizer may read it as an attribute's name: after a space, a
+# "/" or a quote closing a value, and before a space, "=", "/", ">" or the end (also in a value such as
+# content="a name = x": a superset, never fewer than the attributes written). Not every "content" of
+# the tag: http-equiv="Content-Type" content="…" would send nearly every page to the slow full read.
+_NAME_ATTRIBUTE = re.compile(rb"""(?<=[\s/"'])name(?=[\s=/>]|$)""")
+_CONTENT_ATTRIBUTE = re.compile(rb"""(?<=[\s/"'])content(?=[\s=/>]|$)""")
+
+
 def _may_repeat_attributes(source: bytes) -> bool:
     """Whether some ``<meta`` tag of the source writes ``name`` or ``content`` twice (a superset of the
     tags that repeat those attributes: a value may hold the word)."""
@@ -126,7 +134,7 @@ def _may_repeat_attributes(source: bytes) -> bool:
     while at != -1:  # bytes.find runs in C: nearly every page ends here
         match = _META_TAG.match(lowered, at)
         tag = lowered[at : match.end()] if match else lowered[at:]  # an unclosed quote: up to the end
-        if tag.count(b"name") > 1 or tag.count(b"content") > 1:
+        if len(_NAME_ATTRIBUTE.findall(tag)) > 1 or len(_CONTENT_ATTRIBUTE.findall(tag)) > 1:
             return True
         at = lowered.find(b"<meta", at + 5)
     return False
