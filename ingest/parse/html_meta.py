@@ -9,6 +9,7 @@ BeautifulSoup the last), or one naming a field by ``property``, ``itemprop`` or 
 
 from __future__ import annotations
 
+import functools
 import html.parser
 import itertools
 import re
@@ -54,6 +55,7 @@ def _metadata(tree: Element, source: bytes) -> dict[str, Any]:
     return fields
 
 
+@functools.lru_cache(maxsize=4096)  # the same few names on every page of a site: the near-spelling check once
 def _field_named(name: str | None) -> str | None:
     """The field a ``<meta name>`` is or is a near-spelling of (which the metadata check reports), as
     :func:`ingest.field_names.named_field` reads every source's names: such a ``<meta>`` is never dropped
