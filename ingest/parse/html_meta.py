@@ -13,6 +13,7 @@ import functools
 import html.parser
 import itertools
 import re
+from collections import Counter
 from typing import Any
 
 from ingest.field_names import field_name, named_field
@@ -35,7 +36,7 @@ def _metadata(tree: Element, source: bytes) -> dict[str, Any]:
     """Every ``<meta name content>`` (names lower-cased; a repeated name gives a list; a ``<meta name>``
     without ``content`` gives "", as a browser's DOM reads it: a field given empty)."""
     _refuse_unread_metas(tree)
-    _refuse_repeated_attributes(source)
+    _refuse_repeated_attributes(source, tree)
     fields: dict[str, Any] = {}
     for meta in tree.iter("meta"):
         _refuse_field_named_otherwise(meta)
@@ -115,9 +116,10 @@ def _shown(meta: Element, attribute: str, value: str) -> str:
     return f"<meta {attribute}={value!r}" + ("" if content is None else f" content={content!r}") + ">"
 
 
-# A <meta> start tag in the ASCII-lower-cased source, to its first ">" outside quotes: never shorter
-# than the tag as an HTML tokenizer reads it (a quote it takes for an opening one only makes it longer)
-_META_TAG = re.compile(rb"""<meta(?=[\s/>])(?:[^>"']|"[^"]*"|'[^']*')*>""")
+# A <meta> start tag in the lower-cased source: a quote opens a value only after "=" (and spaces), as an
+# HTML tokenizer reads it (a quote in a name or an unquoted value, "it's", is a letter), and a ">" inside
+# a quoted value does not end the tag; never shorter than the tag as a tokenizer reads it
+_META_TAG = re.compile(rb"""<meta(?=[\s/>])(?:=\s*"[^"]*"|=\s*'[^']*'|[^>])*+>""")
 
 
 # ``name`` or ``content`` where an HTML tokenizer may read it as an attribute's name: after a space, a
@@ -157,14 +159,58 @@ class _MetaTags(html.parser.HTMLParser):
     handle_startendtag = handle_starttag
 
 
-def _refuse_repeated_attributes(source: bytes) -> None:
-    """A field-naming ``<meta>`` with two ``name`` or two ``content`` attributes is refused."""
+def _each_meta_tag(source: bytes) -> list[list[tuple[str, str | None]]]:
+    """The attributes of every ``<meta>`` start tag of the source, comments and scripts included."""
+    lowered, found = source.lower(), []
+    at = lowered.find(b"<meta")
+    while at != -1:
+        match = _META_TAG.match(lowered, at)
+        reader = _MetaTags()
+        reader.feed(source[at : match.end() if match else len(source)].decode("utf-8", "replace"))
+        reader.close()
+        found.extend(reader.found)
+        at = lowered.find(b"<meta", at + 5)
+    return found
+
+
+Attributes = list[tuple[str, str | None]]
+
+
+def _refuse_repeated_attributes(source: bytes, tree: Element | None = None) -> None:
+    """A field-naming ``<meta>`` with two ``name`` or two ``content`` attributes is refused: one the
+    page's tokenizer reads (html.parser, which knows comments and scripts), and one ``tree`` holds (lxml)
+    that html.parser did not see (it does not follow HTML's rules for ``<!-->``, ``--!>``, ``<![CDATA[``
+    or ``</script x>``, where a browser and lxml read the tag)."""
     if not _may_repeat_attributes(source):
         return
     reader = _MetaTags()  # the whole page, on the rare page that may hold one: comments and scripts known
-    reader.feed(source.decode("utf-8", "replace"))
-    reader.close()
-    for attrs in reader.found:
+    try:
+        reader.feed(source.decode("utf-8", "replace"))
+        reader.close()
+    except AssertionError:  # html.parser gives up on a marked section ("<![foo>"): each tag read alone
+        _refuse_repeats(_each_meta_tag(source))
+        return
+    _refuse_repeats(reader.found)
+    if tree is None:
+        return
+    # lxml keeps the first of each attribute: a tag read alone that repeats one, whose first values an
+    # element of the tree has more often than html.parser saw them, is a tag lxml read and html.parser not
+    seen = Counter(_first_values(attrs) for attrs in reader.found)
+    held = Counter(tuple(sorted((str(k), str(v)) for k, v in meta.attrib.items())) for meta in tree.iter("meta"))
+    _refuse_repeats(
+        [attrs for attrs in _each_meta_tag(source) if held[_first_values(attrs)] > seen[_first_values(attrs)]]
+    )
+
+
+def _first_values(attrs: Attributes) -> tuple[tuple[str, str], ...]:
+    first: dict[str, str] = {}
+    for key, value in attrs:
+        first.setdefault(key, value or "")
+    return tuple(sorted(first.items()))
+
+
+def _refuse_repeats(found: list[Attributes]) -> None:
+    for attrs in found:
         names = [value or "" for key, value in attrs if key == "name"]
         given = {key: [value for k, value in attrs if k == key] for key in ("name", "content")}
         repeated = {key: values for key, values in given.items() if len(values) > 1}
