@@ -150,9 +150,9 @@ _COOKIE_WORD = re.compile(r"\bcookies?\b", re.IGNORECASE)
 MAX_NOTICE_WORDS = 120  # a consent notice's few sentences and buttons; more is a page's text
 
 
-def _consent_notices(source: bytes, body: Element) -> set[Element]:
-    """The cookie and consent notices of the page, open or not (see :func:`_consent_notice`)."""
-    lowered = source.lower()  # then bytes.find, in C: a case-blind regex over the page took as long as its tree
+def _consent_notices(lowered: bytes, body: Element) -> set[Element]:
+    """The cookie and consent notices of the page, open or not (see :func:`_consent_notice`); ``lowered``:
+    the page's source lower-cased (bytes.find, in C: a case-blind regex took as long as the tree)."""
     if not any(word in lowered for word in _CONSENT_WORDS):
         return set()
     return {node for node in body.iter("div", "section", "aside", "dialog") if _consent_notice(node)}
@@ -183,7 +183,8 @@ def _consent_notice(node: Element) -> bool:
 def _hidden_elements(source: bytes, body: Element) -> set[Element]:
     """Every hidden element of the page (see :func:`_hidden`), the undrawn parts of its SVG drawings,
     its closed dialogs, its search forms and the copies of its formulas not read, in one pass."""
-    hidden = _hiding_elements(source, body)
+    lowered = source.lower()  # ASCII letters only: the names and values looked for are ASCII
+    hidden = _hiding_elements(lowered, body)
     for node in body.iter("svg", "dialog", "form", "semantics"):
         name = node.tag
         if name == "svg":
@@ -196,17 +197,16 @@ def _hidden_elements(source: bytes, body: Element) -> set[Element]:
                 hidden.add(node)
         else:
             hidden.update(_formula_copies(node))
-    return hidden | _consent_notices(source, body)
+    return hidden | _consent_notices(lowered, body)
 
 
-def _hiding_elements(source: bytes, body: Element) -> set[Element]:
+def _hiding_elements(lowered: bytes, body: Element) -> set[Element]:
     """Every hidden element of the page (see :func:`_hidden`), found once.
 
     Looking at the attributes of every element costs more than building the tree, so
     only elements of the tag names that carry a hiding attribute somewhere in the source
     are looked at (all elements when a tag name cannot be read).
     """
-    lowered = source.lower()  # ASCII letters only: the names and values looked for are ASCII
     tags: set[str] = set()
     for word, pattern in _HIDING_ATTRIBUTES.items():
         at = lowered.find(word)

@@ -14,6 +14,7 @@ import html.parser
 import itertools
 import re
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from ingest.field_names import field_name, named_field
@@ -130,18 +131,27 @@ _NAME_ATTRIBUTE = re.compile(rb"""(?<=[\s/"'])name(?=[\s=/>]|$)""")
 _CONTENT_ATTRIBUTE = re.compile(rb"""(?<=[\s/"'])content(?=[\s=/>]|$)""")
 
 
+def _meta_tag_spans(lowered: bytes) -> Iterator[tuple[int, int]]:
+    """Where each ``<meta`` start tag of the lower-cased source begins and ends (an unclosed quote: the end)."""
+    at = lowered.find(b"<meta")
+    while at != -1:  # bytes.find runs in C: nearly every page ends here
+        match = _META_TAG.match(lowered, at)
+        yield at, match.end() if match else len(lowered)
+        at = lowered.find(b"<meta", at + 5)
+
+
 def _may_repeat_attributes(source: bytes) -> bool:
     """Whether some ``<meta`` tag of the source writes ``name`` or ``content`` twice (a superset of the
     tags that repeat those attributes: a value may hold the word)."""
     lowered = source.lower()
-    at = lowered.find(b"<meta")
-    while at != -1:  # bytes.find runs in C: nearly every page ends here
-        match = _META_TAG.match(lowered, at)
-        tag = lowered[at : match.end()] if match else lowered[at:]  # an unclosed quote: up to the end
-        if len(_NAME_ATTRIBUTE.findall(tag)) > 1 or len(_CONTENT_ATTRIBUTE.findall(tag)) > 1:
-            return True
-        at = lowered.find(b"<meta", at + 5)
-    return False
+    return any(
+        len(_NAME_ATTRIBUTE.findall(lowered, start, end)) > 1
+        or len(_CONTENT_ATTRIBUTE.findall(lowered, start, end)) > 1
+        for start, end in _meta_tag_spans(lowered)
+    )
+
+
+Attributes = list[tuple[str, str | None]]
 
 
 class _MetaTags(html.parser.HTMLParser):
@@ -150,7 +160,7 @@ class _MetaTags(html.parser.HTMLParser):
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.found: list[list[tuple[str, str | None]]] = []
+        self.found: list[Attributes] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "meta":
@@ -159,21 +169,15 @@ class _MetaTags(html.parser.HTMLParser):
     handle_startendtag = handle_starttag
 
 
-def _each_meta_tag(source: bytes) -> list[list[tuple[str, str | None]]]:
+def _each_meta_tag(source: bytes) -> list[Attributes]:
     """The attributes of every ``<meta>`` start tag of the source, comments and scripts included."""
-    lowered, found = source.lower(), []
-    at = lowered.find(b"<meta")
-    while at != -1:
-        match = _META_TAG.match(lowered, at)
+    found: list[Attributes] = []
+    for start, end in _meta_tag_spans(source.lower()):
         reader = _MetaTags()
-        reader.feed(source[at : match.end() if match else len(source)].decode("utf-8", "replace"))
+        reader.feed(source[start:end].decode("utf-8", "replace"))
         reader.close()
         found.extend(reader.found)
-        at = lowered.find(b"<meta", at + 5)
     return found
-
-
-Attributes = list[tuple[str, str | None]]
 
 
 def _refuse_repeated_attributes(source: bytes, tree: Element | None = None) -> None:

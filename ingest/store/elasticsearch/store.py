@@ -436,7 +436,7 @@ class ElasticsearchStore(IndexNames, SearchEntry):
         if foreign and reader.withheld is not None:
             # A hit of a label the index does not record got past the exclusions (the alias filter was
             # changed outside ingest): the same search with the role's own labels checked too.
-            hits, foreign = self._search_once(target, query, reader, as_of, top, doc_id, through_alias, True)
+            hits, _ = self._search_once(target, query, reader, as_of, top, doc_id, through_alias, True)
         return hits
 
     def _search_once(
@@ -449,8 +449,8 @@ class ElasticsearchStore(IndexNames, SearchEntry):
         doc_id: str | None,
         through_alias: bool,
         check_labels: bool,
-    ) -> tuple[list[Hit], int]:
-        """The hits, and how many were left out for a label the role may not read (never returned,
+    ) -> tuple[list[Hit], bool]:
+        """The hits, and whether some were left out for a label the role may not read (never returned,
         whatever put them there: a chunk without one label of the role's, or with several)."""
         body = search_body(
             query, reader.labels, as_of, top, doc_id,
@@ -461,7 +461,7 @@ class ElasticsearchStore(IndexNames, SearchEntry):
             self._missing_role_alias(target)
         found = resp["hits"]["hits"] if resp else []
         allowed = [hit for hit in found if readable(hit["_source"], reader.labels)]
-        return [Hit(self._hit_chunk(hit), float(hit["_score"] or 0.0)) for hit in allowed], len(found) - len(allowed)
+        return [Hit(self._hit_chunk(hit), float(hit["_score"] or 0.0)) for hit in allowed], len(allowed) < len(found)
 
     def _hit_chunk(self, hit: dict[str, Any]) -> Chunk:
         try:
