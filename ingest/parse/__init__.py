@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, cast
 
+from ingest.collector import collector_paused
 from ingest.model import ParsedDocument, UnreadableFile
 
 PARSER_VERSION = "12"  # bump when a parser's output changes: stored documents are then re-chunked
@@ -85,7 +86,8 @@ def parse_bytes(data: bytes, name: str | Path, labels: Collection[str] = ()) -> 
     if len(data) > MAX_BYTES:
         raise UnreadableFile(f"file too large ({len(data)} bytes; limit {MAX_BYTES})")
     try:
-        return cast(ParsedDocument, parser(data, labels))
+        with collector_paused():
+            return cast(ParsedDocument, parser(data, labels))
     except RecursionError:
         # Deeply nested markup (100,000 <div>s, endless > quotes) exhausts the parser's stack.
         raise UnreadableFile("nested too deeply to parse") from None

@@ -4,6 +4,7 @@ content."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 
@@ -167,9 +168,18 @@ def _name(node: Element) -> str:
     return tag if tag.__class__ is str else ""
 
 
-def _classes(node: Element) -> set[str]:
+_NO_CLASSES: frozenset[str] = frozenset()
+
+
+def _classes(node: Element) -> frozenset[str]:
     value = node.get("class")
-    return set(value.lower().split()) if value else set()
+    return _class_set(value) if value else _NO_CLASSES
+
+
+@functools.lru_cache(maxsize=4096)
+def _class_set(value: str) -> frozenset[str]:
+    """The class names of a ``class`` attribute, lower-cased (a page repeats a few values thousands of times)."""
+    return frozenset(value.lower().split())
 
 
 def _permalinks(body: Element) -> set[Element]:
@@ -185,9 +195,11 @@ class _Page:
 
     def __init__(self, body: Element, hidden: set[Element]) -> None:
         self.hidden = hidden
-        mixed: set[Element] = set()  # elements with such a descendant
-        for node in itertools.chain(hidden, body.iter(*_SPECIAL_INSIDE)):
-            ancestor = node.getparent()
+        # elements with such a descendant: the parents of those, then their ancestors (most are parents too)
+        nodes = itertools.chain(hidden, body.iter(*_SPECIAL_INSIDE))
+        mixed = {parent for node in nodes if (parent := node.getparent()) is not None}
+        for parent in list(mixed):
+            ancestor = parent.getparent()
             while ancestor is not None and ancestor not in mixed:  # up to the first one already known
                 mixed.add(ancestor)
                 ancestor = ancestor.getparent()
@@ -201,11 +213,12 @@ class _Page:
         """The node's text pieces appended to ``out``; block elements and <br> are set apart by spaces."""
         if node.text:
             out.append(node.text)
+        hidden = self.hidden
         for child in node:
             name = child.tag
             if name.__class__ is not str or child in excluded:
                 pass
-            elif self.skipped(child, name):
+            elif name in DROPPED or child in hidden:  # (self.skipped, inline: the hottest loop of a page)
                 if name in CONTROLS:
                     out.append(" ")  # a control dropped: drawn between the words around it all the same
             elif name in BREAKING or name in WORDS_APART:
@@ -346,36 +359,40 @@ class _Page:
     def item_parts(self, item: Element, excluded: frozenset[Element]) -> list[tuple[str, list[str]]]:
         """A list item's content in order: runs of text, and the lines of code or tables in it."""
         parts: list[tuple[str, list[str]]] = []
-        pieces: list[str] = []
-
-        def visit(node: Element) -> None:
-            nonlocal pieces
-            if node.text:
-                pieces.append(node.text)
-            for child in node:
-                name = _name(child)
-                if name and child not in excluded and not self.skipped(child, name):
-                    if name == "pre" or name == "table":
-                        if pieces:
-                            parts.append(("text", pieces))
-                            pieces = []
-                        lines = self.code_text(child).split("\n") if name == "pre" else self.table_rows(child)
-                        parts.append(("lines", [line.rstrip() for line in lines]))
-                    elif name in BREAKING or name in WORDS_APART:
-                        pieces.append(" ")
-                        visit(child)
-                        pieces.append(" ")
-                    else:
-                        visit(child)
-                elif name in CONTROLS:
-                    pieces.append(" ")
-                if child.tail:
-                    pieces.append(child.tail)
-
-        visit(item)
-        if pieces:
-            parts.append(("text", pieces))
+        run: list[list[str]] = [[]]  # the run of text being gathered (a method, not a recursive closure:
+        # that would be a reference cycle keeping the page's whole tree alive until the cycle collector runs)
+        self.item_visit(item, excluded, parts, run)
+        if run[0]:
+            parts.append(("text", run[0]))
         return parts
+
+    def item_visit(
+        self, node: Element, excluded: frozenset[Element], parts: list[tuple[str, list[str]]], run: list[list[str]]
+    ) -> None:
+        pieces = run[0]
+        if node.text:
+            pieces.append(node.text)
+        for child in node:
+            name = _name(child)
+            if name and child not in excluded and not self.skipped(child, name):
+                if name == "pre" or name == "table":
+                    if pieces:
+                        parts.append(("text", pieces))
+                        pieces = run[0] = []
+                    lines = self.code_text(child).split("\n") if name == "pre" else self.table_rows(child)
+                    parts.append(("lines", [line.rstrip() for line in lines]))
+                elif name in BREAKING or name in WORDS_APART:
+                    pieces.append(" ")
+                    self.item_visit(child, excluded, parts, run)
+                    pieces = run[0]
+                    pieces.append(" ")
+                else:
+                    self.item_visit(child, excluded, parts, run)
+                    pieces = run[0]
+            elif name in CONTROLS:
+                pieces.append(" ")
+            if child.tail:
+                pieces.append(child.tail)
 
 
 def _content_root(body: Element, page: _Page) -> Element | None:
@@ -427,7 +444,7 @@ def _shown(node: Element, body: Element, page: _Page) -> bool:
 
 def _furniture(node: Element) -> bool:
     """Furniture by its class or id (see FURNITURE_CLASSES, FURNITURE_IDS), wherever it is."""
-    return bool(_classes(node) & FURNITURE_CLASSES) or node.get("id") in FURNITURE_IDS
+    return not FURNITURE_CLASSES.isdisjoint(_classes(node)) or node.get("id") in FURNITURE_IDS
 
 
 def _text_length(node: Element) -> int:
@@ -437,12 +454,12 @@ def _text_length(node: Element) -> int:
 
 def _is_permalink(node: Element) -> bool:
     """A link to the element it sits in, shown as a mark (Sphinx's ``¶``, many sites' ``#``)."""
-    if "headerlink" in _classes(node):
-        return True
     href = node.get("href")
     if href is None or not href.startswith("#"):
-        return False
-    mark = _text_of(node).strip()
+        return "headerlink" in _classes(node)
+    if "headerlink" in _classes(node):
+        return True
+    mark = (node.text or "" if not len(node) else _text_of(node)).strip()  # a link of text alone: its text
     if mark in PERMALINK_MARKS:
         return True
     # in a heading, a link into the page drawn as a symbol alone (Doxygen's "◆") marks the heading

@@ -13,11 +13,9 @@ paragraph or table that runs over a page (or column) break stays one block and l
 
 from __future__ import annotations
 
-import gc
 import logging
 import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -25,6 +23,7 @@ from typing import Any
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from ingest.collector import collector_paused
 from ingest.model import ParsedDocument, UnreadableFile
 from ingest.parse._common import (
     Draft,
@@ -103,24 +102,8 @@ def read_pdf_metadata(data: bytes, labels: Collection[str] = ()) -> dict[str, An
 
 
 def parse_pdf(data: bytes, labels: Collection[str] = ()) -> ParsedDocument:
-    with _collector_paused():
+    with collector_paused():  # (also when called alone, not through parse_bytes)
         return _parse(data, labels)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cycle collector paused while a document is parsed (when it runs: a caller may have paused
-    it): a parse makes a Line, its text and cells for every line and keeps them to its end, so each
-    collection on the way walks them all again (3-5 % of a parse). The parse leaves few cycles
-    (pypdf's reader): the next collection after it takes them."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _parse(data: bytes, labels: Collection[str]) -> ParsedDocument:
