@@ -41,6 +41,8 @@ from ingest.parse.html_rules import (
     CLASS_CHECKED,
     CONTENT_ROOTS,
     DROPPED,
+    FURNITURE_CLASSES,
+    FURNITURE_IDS,
     HEADINGS,
     PAGE_CHROME,
     SITE_FOOTER_CLASSES,
@@ -48,7 +50,6 @@ from ingest.parse.html_rules import (
     WORDS_APART,
     _classes,
     _content_root,
-    _furniture,
     _name,
     _Page,
     _permalinks,
@@ -197,9 +198,12 @@ class _Walker:
             self.flush()
 
     def is_furniture(self, node: Element, name: str, in_content: bool) -> bool:
-        if _furniture(node):
+        classes = _classes(node)  # (_furniture, and a site footer outside the content, from one look)
+        if classes and (
+            not FURNITURE_CLASSES.isdisjoint(classes) or not in_content and not SITE_FOOTER_CLASSES.isdisjoint(classes)
+        ):
             return True
-        return not in_content and bool(_classes(node) & SITE_FOOTER_CLASSES)
+        return node.get("id") in FURNITURE_IDS
 
     def definitions(self, dl: Element, in_content: bool) -> None:
         """Each group of terms and its description as one definition block."""

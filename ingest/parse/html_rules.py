@@ -280,7 +280,11 @@ class _Page:
             if row.getparent() is not group:  # a rowspan ends with its row group (thead, tbody, tfoot)
                 group, spanning = row.getparent(), {}
             cells = [
-                (self.inline_text(cell), _span(cell, "rowspan", 65534), _span(cell, "colspan", 1000))
+                (
+                    self.inline_text(cell),
+                    1 if cell.get("rowspan") is None else _span(cell, "rowspan", 65534),
+                    1 if cell.get("colspan") is None else _span(cell, "colspan", 1000),
+                )
                 for cell in row
                 if (cell.tag == "td" or cell.tag == "th") and cell not in self.hidden
             ]
@@ -349,7 +353,7 @@ class _Page:
 
     def shown_within(self, node: Element, container: Element) -> bool:
         """Neither the node nor an element between it and ``container`` is dropped or hidden."""
-        for element in (node, *node.iterancestors()):
+        for element in itertools.chain((node,), node.iterancestors()):  # (lazily: only up to the container)
             if element is container:
                 return True
             if self.skipped(element, _name(element)):
@@ -434,7 +438,7 @@ def _content_root(body: Element, page: _Page) -> Element | None:
 
 def _shown(node: Element, body: Element, page: _Page) -> bool:
     """Neither the node nor an ancestor below ``body`` is hidden or dropped furniture."""
-    for element in (node, *node.iterancestors()):
+    for element in itertools.chain((node,), node.iterancestors()):
         if element is body:
             return True
         if _name(element) in DROPPED or element in page.hidden or _furniture(element):
