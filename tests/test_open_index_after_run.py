@@ -8,10 +8,13 @@ what the last run left, as a fresh open_store does.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import ingest
 from ingest.store.base import ChunkNotFound
+from ingest.store.elasticsearch.store import ROLES_RECHECK_S
 from tests.corpus_builder import write_doc
 from tests.helpers import ingest_cli
 
@@ -180,3 +183,53 @@ def test_threads_sharing_an_open_sqlite_index_survive_its_file_being_replaced(tm
     )
     assert done.returncode == 0, (done.returncode, done.stdout, done.stderr[-2000:])
     assert done.stdout.startswith("0 "), done.stdout
+
+
+def _es_index(store_args: list[str]) -> tuple[ingest.Index, object]:
+    from elasticsearch import Elasticsearch
+
+    return open_index(store_args), Elasticsearch(store_args[1])
+
+
+@pytest.mark.elasticsearch
+def test_an_open_elasticsearch_index_keeps_a_narrowed_role_narrow_when_its_alias_is_widened_by_hand(
+    tmp_path, es_url, es_prefix
+):
+    # Attack pass, session 15 (F4): an Index kept open went on allowing the labels it had resolved, so
+    # once a run took staff from partner and someone added the staff chunks to partner's alias by hand
+    # (without its filter), partner read the staff passage; a fresh open_store excluded it.
+    store_args = ["--store", es_url, "--index-prefix", es_prefix]
+    corpus = tmp_path / "corpus"
+    write_doc(corpus, "p.md", "p", access="partner", salt="quokka")
+    write_doc(corpus, "s.md", "s", access="staff", salt="quokka")
+    roles = '[roles]\npublic = ["public"]\npartner = {}\nstaff = ["public", "partner", "staff"]\n'
+    (corpus / "ingest.toml").write_text(roles.format('["public", "partner", "staff"]'), encoding="utf-8")
+    run(corpus, store_args)
+    index, client = _es_index(store_args)
+    with index:
+        assert found(index, "partner") == {"p", "s"}
+        (corpus / "ingest.toml").write_text(roles.format('["public", "partner"]'), encoding="utf-8")
+        run(corpus, store_args)
+        [staff_chunks] = client.indices.get_alias(index=f"{es_prefix}-chunks_staff_*")
+        client.indices.put_alias(index=staff_chunks, name=f"{es_prefix}-chunks-partner")  # by hand, no filter
+        time.sleep(ROLES_RECHECK_S + 0.1)
+        assert found(index, "partner") == {"p"}
+        assert found(open_index(store_args), "partner") == {"p"}  # as a fresh open
+
+
+@pytest.mark.elasticsearch
+def test_an_open_elasticsearch_index_reads_a_widened_role_within_a_second(tmp_path, es_url, es_prefix):
+    # Before: the old labels still found a hit, so the staff passage given to auditor stayed unread
+    # until the Index was opened again.
+    store_args = ["--store", es_url, "--index-prefix", es_prefix]
+    corpus = tmp_path / "corpus"
+    write_doc(corpus, "p.md", "p", salt="quokka")
+    write_doc(corpus, "s.md", "s", access="staff", salt="quokka")
+    (corpus / "ingest.toml").write_text(f'{ROLES}auditor = ["public"]\n', encoding="utf-8")
+    run(corpus, store_args)
+    with open_index(store_args) as index:
+        assert found(index, "auditor") == {"p"}
+        (corpus / "ingest.toml").write_text(f'{ROLES}auditor = ["public", "staff"]\n', encoding="utf-8")
+        run(corpus, store_args)
+        time.sleep(ROLES_RECHECK_S + 0.1)
+        assert found(index, "auditor") == {"p", "s"}

@@ -3,6 +3,7 @@ the layout, lock, rebuild and transport modules of this package."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import date
@@ -53,6 +54,9 @@ COUNTED_FIELDS = ("access", "status", "version")
 def readable(source: Any, labels: Sequence[str]) -> bool:
     """A hit the role may read: its ``access`` is one label of the role's (not missing, not a list)."""
     return isinstance(source, dict) and isinstance(source.get("access"), str) and source["access"] in labels
+
+
+ROLES_RECHECK_S = 1.0  # how stale the roles an open Index resolved may be (see read_state)
 
 
 class ElasticsearchStore(IndexNames, SearchEntry):
@@ -148,6 +152,14 @@ class ElasticsearchStore(IndexNames, SearchEntry):
         finally:
             if self._owns_client:
                 self._client.close()
+
+    def read_state(self) -> object:
+        """The second it is (monotonic): Elasticsearch has no cheap "changed since" to ask, so the library's
+        Index resolves a role's labels again at most a second after it last did (one read of the run
+        metadata). A run that narrowed or widened a role is followed within that second even when the
+        old labels still find hits — also when the role's alias was changed by hand, which the labels
+        of the recorded roles then keep out (a search never relies on the alias's filter alone)."""
+        return int(time.monotonic() // ROLES_RECHECK_S)
 
     def refresh(self) -> None:
         """Make every write so far searchable. The store does this itself (before its own reads, at
