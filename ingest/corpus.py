@@ -49,7 +49,7 @@ from ingest.model import (
     UnreadableFile,
     made,
 )
-from ingest.parse import PARSER_VERSION
+from ingest.parse import PARSER_VERSION, format_of, load_parsers
 from ingest.settings import ChunkSettings, Settings
 from ingest.workers import WorkerPool, default_memory_limit, die_with, limit_memory, results_in_order
 
@@ -196,7 +196,16 @@ def _check_files(
         # (which chunks and writes them as they arrive), so memory does not grow with the corpus.
         window_per_worker=WINDOW_PER_WORKER,
         initializer=_init_worker,
-        initargs=(root, dict(inventory), settings, frozenset(skip_body), chunking, os.getpid(), memory_limit),
+        initargs=(
+            root,
+            dict(inventory),
+            settings,
+            frozenset(skip_body),
+            chunking,
+            os.getpid(),
+            memory_limit,
+            frozenset(filter(None, (format_of(path.name) for path in paths))),
+        ),
         item_timeout_s=timeout_s,
     )
     yield from results_in_order(pool, paths)
@@ -213,13 +222,18 @@ def _init_worker(
     chunking: ChunkSettings | None,
     parent: int,
     memory_limit: int | None,
+    formats: frozenset[str] = frozenset(),
 ) -> None:
     global _worker_args
     _worker_args = (root, inventory, settings, skip_body, chunking)
     die_with(parent)
     # What every file needs is loaded before the cap: the cap is for the file, and a module left half
-    # imported by a MemoryError would fail every later file of this worker.
+    # imported by a MemoryError would fail every later file of this worker (or, seen once under a 30 MB
+    # cap, spin inside the import until the file's time limit): chunking, and the parsers of the formats
+    # this run has files of.
     import ingest.chunk  # noqa: F401
+
+    load_parsers(formats)
 
     limit_memory(memory_limit)
 

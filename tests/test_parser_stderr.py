@@ -33,6 +33,25 @@ def test_a_tiny_parser_memory_cap_leaves_stderr_to_the_product(tmp_path, store_a
             assert "parser" in problems
 
 
+_WORKER_START = """
+import os, sys
+from pathlib import Path
+from ingest.corpus import _init_worker
+from ingest.settings import Settings
+_init_worker(Path("."), {}, Settings(), frozenset(), None, os.getppid(), 300 << 20, frozenset({"html", "pdf"}))
+print(" ".join(m for m in ("ingest.parse.html", "bs4", "ingest.parse.pdf", "pypdf", "ingest.parse.markdown")
+               if m in sys.modules))
+"""
+
+
+def test_a_parser_process_loads_its_formats_parsers_before_its_memory_cap():
+    # Once, under a 30 MB cap, a worker importing the HTML parser for its first page spun inside the
+    # import until the per-file time limit (600 s): the parsers of the run's formats load before the cap.
+    done = subprocess.run([sys.executable, "-c", _WORKER_START], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["ingest.parse.html", "bs4", "ingest.parse.pdf", "pypdf"]  # not Markdown's
+
+
 # --- the same, deterministic: a worker that writes to its stderr and dies on every file --------------
 
 POOL_SCRIPT = """

@@ -62,6 +62,10 @@ def _function(name: str | Path, which: int) -> Callable[[bytes, Collection[str]]
     fmt = format_of(name)
     if fmt is None:
         raise UnreadableFile(f"unsupported file type {Path(name).suffix!r}")
+    return _format_function(fmt, which)
+
+
+def _format_function(fmt: str, which: int) -> Callable[[bytes, Collection[str]], Any]:
     # importlib.import_module goes through the import machinery on every call, even for a module
     # already imported (2 % of a small file's parse): each function is looked up once
     found = _loaded.get((fmt, which))
@@ -70,6 +74,14 @@ def _function(name: str | Path, which: int) -> Callable[[bytes, Collection[str]]
         function = getattr(importlib.import_module(entry[0]), entry[which])
         found = _loaded[fmt, which] = function if fmt in _READS_LABELS else _without_labels(function)
     return found
+
+
+def load_parsers(formats: Collection[str]) -> None:
+    """Import the parser and metadata reader of each format now (a parser process, before its memory
+    cap: the cap is for a file, and an import cut short by it would fail every later file)."""
+    for fmt in formats:
+        for which in (1, 2):
+            _format_function(fmt, which)
 
 
 def _without_labels(function: Callable[[bytes], Any]) -> Callable[[bytes, Collection[str]], Any]:
