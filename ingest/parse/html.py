@@ -41,8 +41,6 @@ from ingest.parse.html_rules import (
     CLASS_CHECKED,
     CONTENT_ROOTS,
     DROPPED,
-    FURNITURE_CLASSES,
-    FURNITURE_IDS,
     HEADINGS,
     PAGE_CHROME,
     SITE_FOOTER_CLASSES,
@@ -50,6 +48,7 @@ from ingest.parse.html_rules import (
     WORDS_APART,
     _classes,
     _content_root,
+    _furniture,
     _name,
     _Page,
     _permalinks,
@@ -198,12 +197,7 @@ class _Walker:
             self.flush()
 
     def is_furniture(self, node: Element, name: str, in_content: bool) -> bool:
-        classes = _classes(node)  # (_furniture, and a site footer outside the content, from one look)
-        if classes and (
-            not FURNITURE_CLASSES.isdisjoint(classes) or not in_content and not SITE_FOOTER_CLASSES.isdisjoint(classes)
-        ):
-            return True
-        return node.get("id") in FURNITURE_IDS
+        return _furniture(node) or not in_content and not SITE_FOOTER_CLASSES.isdisjoint(_classes(node))
 
     def definitions(self, dl: Element, in_content: bool) -> None:
         """Each group of terms and its description as one definition block."""
