@@ -271,8 +271,8 @@ class StoreReader(Protocol):
     def read_state(self) -> object:
         """A value that changes when what the store holds may have changed since the last call (SQLite:
         the file at its path, reopened if a rebuild replaced it, and its data_version), so that a
-        long-lived reader resolves roles again; Elasticsearch: the second it is, so that roles are
-        resolved again at most a second later; None: not tracked)."""
+        long-lived reader resolves roles again; Elasticsearch: a new value each call, so that roles are
+        resolved again before each search; None: not tracked)."""
 
     def search(
         self, query: str, access: Access, as_of: date | None, top: int = 5, doc_id: str | None = None

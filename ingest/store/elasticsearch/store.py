@@ -3,7 +3,6 @@ the layout, lock, rebuild and transport modules of this package."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import date
@@ -56,7 +55,6 @@ def readable(source: Any, labels: Sequence[str]) -> bool:
     return isinstance(source, dict) and isinstance(source.get("access"), str) and source["access"] in labels
 
 
-ROLES_RECHECK_S = 1.0  # how stale the roles an open Index resolved may be (see read_state)
 
 
 class ElasticsearchStore(IndexNames, SearchEntry):
@@ -154,12 +152,13 @@ class ElasticsearchStore(IndexNames, SearchEntry):
                 self._client.close()
 
     def read_state(self) -> object:
-        """The second it is (monotonic): Elasticsearch has no cheap "changed since" to ask, so the library's
-        Index resolves a role's labels again at most a second after it last did (one read of the run
-        metadata). A run that narrowed or widened a role is followed within that second even when the
-        old labels still find hits — also when the role's alias was changed by hand, which the labels
-        of the recorded roles then keep out (a search never relies on the alias's filter alone)."""
-        return int(time.monotonic() // ROLES_RECHECK_S)
+        """A new value on every call: Elasticsearch has no cheap "changed since" to ask, so the library's
+        Index resolves a role's labels again before each search (one read of the run metadata, about a
+        millisecond). An Index that reused them for a second let a role a run had just narrowed read the
+        label taken from it, when someone added that label's index to the role's alias by hand without
+        its filter within that second (attack pass, session 17); the recorded roles read with each
+        search keep it out (a search never relies on the alias's filter alone)."""
+        return object()
 
     def refresh(self) -> None:
         """Make every write so far searchable. The store does this itself (before its own reads, at
