@@ -9,8 +9,8 @@ Run by hand (not by the tests):
 Every file of a folder (html, markdown, text; PDFs are skipped) is read into memory first,
 then parsed with ``ingest.parse.parse_bytes``; the time is CPU time of this process
 (``time.process_time``), best of ``--repeat`` passes. Ceilings: lxml building the HTML tree
-(``lxml.html.document_fromstring``), markdown-it's block pass (the tokens ingest's Markdown
-parser asks of it: inline parsing is left to the few headings), and ``str.splitlines`` of the
+(``lxml.html.document_fromstring``), markdown-it-pyrs's tree with the block rules ingest's
+Markdown parser enables (inline parsing is left to the few headings), and ``str.splitlines`` of the
 decoded text for plain text.
 
 ``--worker`` adds what a parser worker spends on each file besides: the SHA-256 of its bytes, the
@@ -52,10 +52,10 @@ def ceiling(fmt: str):
 
         return lambda data: lxml.html.document_fromstring(data)
     if fmt == "markdown":
-        from markdown_it import MarkdownIt
+        from ingest.parse.markdown import _rust_parser
 
-        parser = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
-        return lambda data: parser.parse(data.decode("utf-8", "replace"))
+        parser = _rust_parser()  # markdown-it-pyrs with the block rules ingest enables
+        return lambda data: parser.tree(data.decode("utf-8", "replace"))
     if fmt == "text":
         return lambda data: data.decode("utf-8", "replace").splitlines()
     return None
