@@ -55,8 +55,6 @@ def readable(source: Any, labels: Sequence[str]) -> bool:
     return isinstance(source, dict) and isinstance(source.get("access"), str) and source["access"] in labels
 
 
-
-
 class ElasticsearchStore(IndexNames, SearchEntry):
     """Chunks, document records and run metadata in Elasticsearch (see :mod:`ingest.store.elasticsearch`).
 
